@@ -1,0 +1,65 @@
+# COVR graph service — every command a developer or CI needs.
+# `make run` and `make test` install everything they need first (idempotent, stamped).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NODE_STAMP := tools/cypher-lint/node_modules/.installed
+PYTEST_ARGS ?=
+
+.PHONY: help setup run test lint format typecheck unit integration e2e bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+setup: $(PY_STAMP) $(NODE_STAMP) ## install Python, Debian and npm dependencies (once)
+
+$(PY_STAMP): pyproject.toml clients/python/pyproject.toml scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python
+	touch $@
+
+$(NODE_STAMP): tools/cypher-lint/package.json tools/cypher-lint/package-lock.json scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: setup ## the main job on the embedded default: start store, schema, sample data, print stats
+	$(BIN)/covr quickstart
+
+test: setup lint typecheck ## everything CI checks: ruff, mypy, unit + integration (+ e2e with Neo4j)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: setup ## ruff check and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup ## apply ruff fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: setup ## mypy --strict on our packages (generated stubs excluded)
+	$(BIN)/mypy
+
+unit: setup ## unit tests only (no sockets)
+	$(BIN)/pytest -m unit $(PYTEST_ARGS)
+
+integration: setup ## integration tests against the embedded FalkorDB
+	$(BIN)/pytest -m integration $(PYTEST_ARGS)
+
+e2e: setup ## end-to-end tests against the Neo4j in COVR_GRAPH_URI (skipped without it)
+	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
+
+bench: setup ## the benchmarks of benchmarks/ (numbers go in issue notes)
+	$(BIN)/python benchmarks/bench_graph_store.py
+
+clean: ## remove the virtual environment and node modules (not your data)
+	rm -rf $(VENV) tools/cypher-lint/node_modules .mypy_cache .ruff_cache .pytest_cache

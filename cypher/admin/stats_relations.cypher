@@ -1,0 +1,3 @@
+// summary: relations per source and split (counted from their subject object's image)
+MATCH (i:Image)-[:HAS]->(:Object)-[:SUBJ]->(r:Relation)
+RETURN i.source AS source, i.split AS split, count(r) AS relations

@@ -1,0 +1,135 @@
+"""GQA ``{train,val}_sceneGraphs.json``: image id → {width, height, objects, location?, weather?}.
+
+Each object is ``{name, x, y, w, h, attributes: [str], relations: [{name, object}]}``; a relation
+is directed from the object that lists it (the owner) to ``object``. GQA has no relation ids, so a
+relation's id is ``<owner id>.<index in the owner's list>``: deterministic, so re-loads produce the
+same keys. ``to the left of`` / ``to the right of`` are stored unless the setting
+``COVR_LOAD_GQA_LEFT_RIGHT`` is off (they are filtered later, at subgraph enumeration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from covr.scene.model import Box, Object, Relation, SceneGraph, SceneGraphError, validate
+from covr_loaders.errors import Problem, RecordError
+from covr_loaders.fields import (
+    as_id,
+    as_list,
+    as_mapping,
+    as_name,
+    as_number,
+    name_list,
+    optional_number,
+    required,
+)
+from covr_loaders.jsonio import ByteCounter, iter_entries
+
+SOURCE = "gqa"
+LEFT_RIGHT = frozenset({"to the left of", "to the right of"})
+_EXTRAS = ("location", "weather")
+
+
+@dataclass(frozen=True)
+class GqaOptions:
+    """Conversion choices (from settings)."""
+
+    keep_left_right: bool = True
+
+
+def convert(
+    image_id: str, record: Any, split: str, options: GqaOptions = GqaOptions()
+) -> SceneGraph:
+    """One GQA record as a scene graph; raises :class:`RecordError` naming the bad field."""
+    image = as_mapping(record, "<record>")
+    raw_objects = as_mapping(required(image, "objects", ""), "objects")
+    objects: list[Object] = []
+    relations: list[Relation] = []
+    for raw_id, raw in raw_objects.items():
+        where = f"objects[{raw_id!r}]"
+        obj = as_mapping(raw, where)
+        object_id = as_id(raw_id, where)
+        box = Box(*(as_number(required(obj, k, where), f"{where}.{k}") for k in "xywh"))
+        objects.append(
+            Object(
+                id=object_id,
+                name=as_name(required(obj, "name", where), f"{where}.name"),
+                attributes=name_list(obj.get("attributes"), f"{where}.attributes"),
+                box=box,
+            )
+        )
+        for index, rel in enumerate(as_list(obj.get("relations") or [], f"{where}.relations")):
+            rwhere = f"{where}.relations[{index}]"
+            rel_map = as_mapping(rel, rwhere)
+            name = as_name(required(rel_map, "name", rwhere), f"{rwhere}.name")
+            target = as_id(required(rel_map, "object", rwhere), f"{rwhere}.object")
+            if target not in raw_objects:
+                raise RecordError(f"{rwhere}.object", f"object id {target!r} does not exist")
+            if not options.keep_left_right and name in LEFT_RIGHT:
+                continue
+            relations.append(
+                Relation(id=f"{object_id}.{index}", name=name, subject=object_id, object=target)
+            )
+    extras: dict[str, str] = {}
+    for key in _EXTRAS:
+        if image.get(key) is not None:
+            extras[key] = as_name(image[key], key)
+    graph = SceneGraph.build(
+        source=SOURCE,
+        original_id=as_id(image_id, "<image id>"),
+        split=split,
+        objects=objects,
+        relations=relations,
+        width=optional_number(image, "width", ""),
+        height=optional_number(image, "height", ""),
+        extras=extras,
+    )
+    try:
+        validate(graph)
+    except SceneGraphError as exc:
+        raise RecordError(exc.field, exc.message) from exc
+    return graph
+
+
+def read(
+    path: Path, *, split: str, counter: ByteCounter, options: GqaOptions = GqaOptions()
+) -> Iterator[SceneGraph | Problem]:
+    """Stream one GQA scene-graph file: a scene graph per valid record, a problem per bad one."""
+    for entry in iter_entries(path, "object", counter):
+        if isinstance(entry, Problem):
+            yield entry
+            return
+        key, value, offset = entry
+        try:
+            yield convert(key, value, split, options)
+        except RecordError as exc:
+            yield Problem(str(path), key, exc.field, exc.message, offset)
+
+
+def to_record(graph: SceneGraph) -> tuple[str, Mapping[str, Any]]:
+    """A scene graph in GQA's file format (the synthetic generator and tests write with it)."""
+    objects: dict[str, Any] = {}
+    for obj in graph.objects:
+        box = obj.box or Box(0, 0, 0, 0)
+        objects[obj.id] = {
+            "name": obj.name,
+            "x": box.x,
+            "y": box.y,
+            "w": box.w,
+            "h": box.h,
+            "attributes": list(obj.attributes),
+            "relations": [],
+        }
+    for rel in graph.relations:
+        objects[rel.subject]["relations"].append({"name": rel.name, "object": rel.object})
+    record: dict[str, Any] = {}
+    if graph.width is not None:
+        record["width"] = graph.width
+    if graph.height is not None:
+        record["height"] = graph.height
+    record.update(graph.extras)
+    record["objects"] = objects
+    return graph.original_id, record

@@ -1,0 +1,260 @@
+"""imSitu ``{train,dev,test}.json`` + ``imsitu_space.json`` + verb sentence templates.
+
+A record is ``image file name → {verb, frames: [3 annotator frames {role: noun id or ""}]}``.
+Conversion (DESIGN.md §3, issue 3):
+
+- role order and connector words come from the verb's sentence template
+  (``stapling<TAB>AGENT staples ITEM onto SURFACE using TOOL at PLACE``), or, for verbs the
+  templates file does not cover, from the ``abstract`` sentence of the space file;
+- the first role becomes the subject object, the verb a Relation from it to the second role's
+  object, and **every** later filled role with a connector a RelMod named by the connector
+  (``onto``, ``using``, ``at``) off that Relation; PLACE only when ``COVR_LOAD_IMSITU_PLACE`` is on;
+- frame choice: the first frame with both leading roles filled (``first``), or the frame most
+  annotators agree on among those (``majority``);
+- an object's name is ``gloss[0]`` of its noun in the space file, or of the optional extra noun
+  table (``id<TAB>gloss``); empty roles are skipped, unknown verbs and nouns skip the record.
+
+Object ids are role names (``agent``, ``tool``), the Relation id is the verb, RelMod ids are role
+names: all deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from covr.scene.model import Object, Relation, RelMod, SceneGraph, SceneGraphError, validate
+from covr_loaders.errors import InputFileError, Problem, RecordError
+from covr_loaders.fields import as_list, as_mapping, as_name, required
+from covr_loaders.jsonio import ByteCounter, check_file, iter_entries
+
+SOURCE = "imsitu"
+PLACE = "place"
+FrameChoice = Literal["first", "majority"]
+_ARTICLES = frozenset({"a", "an", "the"})
+_SLOT = re.compile(r"^[A-Z][A-Z_]*[A-Z]$|^[A-Z]$")
+
+
+@dataclass(frozen=True)
+class RoleSlot:
+    """A role of a verb in sentence order, with the words that introduce it (may be empty)."""
+
+    role: str
+    connector: str
+
+
+@dataclass
+class Space:
+    """Verbs (with their role order) and noun glosses: the vocabulary records are checked against."""
+
+    verbs: dict[str, list[RoleSlot]] = field(default_factory=dict)
+    nouns: dict[str, str] = field(default_factory=dict)
+
+
+def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSlot]:
+    """Role slots of a template sentence, in order, each with its connector words.
+
+    Slots are the upper-case words (``AGENT``) or, when ``roles`` is given, the words naming one
+    of them in any case. A connector is the lower-case words between the previous slot and this
+    one, articles dropped; the second slot's words are the verb itself and stay unused.
+    """
+    known = {r.lower() for r in roles or []}
+    slots: list[RoleSlot] = []
+    words: list[str] = []
+    for raw in sentence.split():
+        token = raw.strip(".,;:!?")
+        is_slot = bool(_SLOT.match(token)) and (not known or token.lower() in known)
+        if is_slot:
+            connector = " ".join(w for w in words if w not in _ARTICLES)
+            slots.append(RoleSlot(token.lower(), connector if slots else ""))
+            words = []
+        elif token:
+            words.append(token.lower())
+    return slots
+
+
+def load_templates(path: Path) -> dict[str, str]:
+    """``verb<TAB>sentence`` lines (blank lines and ``#`` comments ignored)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(str(path), f"cannot be read: {exc}") from exc
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        verb, sep, sentence = line.partition("\t")
+        if not sep or not verb.strip() or not sentence.strip():
+            raise InputFileError(str(path), f"line {number}: expected 'verb<TAB>sentence'")
+        out[verb.strip()] = sentence.strip()
+    return out
+
+
+def load_noun_table(path: Path) -> dict[str, str]:
+    """Extra nouns for ids missing from the space file: ``id<TAB>gloss`` lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(str(path), f"cannot be read: {exc}") from exc
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        noun, sep, gloss = line.partition("\t")
+        if not sep or not noun.strip() or not gloss.strip():
+            raise InputFileError(str(path), f"line {number}: expected 'noun_id<TAB>gloss'")
+        out[noun.strip()] = gloss.strip().split(",")[0].strip()
+    return out
+
+
+def load_space(
+    space_path: Path, templates_path: Path | None = None, nouns_path: Path | None = None
+) -> Space:
+    """Read the space file (a few MB: read whole), the templates and the optional noun table."""
+    check_file(space_path, "object")
+    try:
+        raw = json.loads(space_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFileError(str(space_path), f"is not a readable imSitu space file: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("verbs"), dict):
+        raise InputFileError(str(space_path), "has no 'verbs' object")
+    if not isinstance(raw.get("nouns"), dict):
+        raise InputFileError(str(space_path), "has no 'nouns' object")
+    templates = load_templates(templates_path) if templates_path else {}
+    space = Space()
+    for verb, info in raw["verbs"].items():
+        if not isinstance(info, dict):
+            raise InputFileError(str(space_path), f"verbs.{verb}: must be an object")
+        order = [str(r).lower() for r in info.get("order") or list(info.get("roles") or {})]
+        sentence = templates.get(verb) or str(info.get("abstract") or "")
+        slots = parse_template(sentence, order) if sentence else []
+        placed = {s.role for s in slots}
+        # Roles the sentence does not mention keep the space file's order, without a connector.
+        slots.extend(RoleSlot(r, "") for r in order if r not in placed)
+        space.verbs[verb] = slots
+    for noun, info in raw["nouns"].items():
+        gloss = info.get("gloss") if isinstance(info, dict) else None
+        if isinstance(gloss, list) and gloss and isinstance(gloss[0], str) and gloss[0].strip():
+            space.nouns[noun] = gloss[0].strip()
+    if nouns_path:
+        for noun, gloss in load_noun_table(nouns_path).items():
+            space.nouns.setdefault(noun, gloss)
+    return space
+
+
+@dataclass(frozen=True)
+class ImsituOptions:
+    """Conversion choices (from settings)."""
+
+    place_as_relmod: bool = True
+    frame_choice: FrameChoice = "first"
+
+
+def _frames(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    frames = as_list(required(record, "frames", ""), "frames")
+    if not frames:
+        raise RecordError("frames", "must hold at least one frame")
+    out: list[dict[str, str]] = []
+    for i, frame in enumerate(frames):
+        mapping = as_mapping(frame, f"frames[{i}]")
+        roles: dict[str, str] = {}
+        for role, noun in mapping.items():
+            if noun is None:
+                noun = ""
+            if not isinstance(noun, str):
+                raise RecordError(f"frames[{i}].{role}", f"must be a noun id string, got {noun!r}")
+            roles[str(role).lower()] = noun.strip()
+        out.append(roles)
+    return out
+
+
+def choose_frame(
+    frames: list[dict[str, str]], leading: list[str], choice: FrameChoice
+) -> tuple[int, dict[str, str]]:
+    """The frame to use and its index (see the module docstring for the rule)."""
+    full = [i for i, f in enumerate(frames) if all(f.get(r) for r in leading)]
+    if not full:
+        return 0, frames[0]
+    if choice == "majority":
+        votes = Counter(tuple(sorted(frames[i].items())) for i in full)
+        best = max(votes.values())
+        for i in full:
+            if votes[tuple(sorted(frames[i].items()))] == best:
+                return i, frames[i]
+    return full[0], frames[full[0]]
+
+
+def convert(
+    image_name: str,
+    record: Any,
+    split: str,
+    space: Space,
+    options: ImsituOptions = ImsituOptions(),
+) -> SceneGraph:
+    """One imSitu record as a scene graph; raises :class:`RecordError` naming the bad field."""
+    data = as_mapping(record, "<record>")
+    verb = as_name(required(data, "verb", ""), "verb")
+    if verb not in space.verbs:
+        raise RecordError("verb", f"unknown verb {verb!r}: not in the space file")
+    slots = [s for s in space.verbs[verb] if options.place_as_relmod or s.role != PLACE]
+    frames = _frames(data)
+    leading = [s.role for s in slots[:2]]
+    index, frame = choose_frame(frames, leading, options.frame_choice)
+    objects: list[Object] = []
+    for slot in slots:
+        noun = frame.get(slot.role, "")
+        if not noun:
+            continue
+        name = space.nouns.get(noun)
+        if name is None:
+            raise RecordError(f"frames[{index}].{slot.role}", f"unknown noun {noun!r}")
+        objects.append(Object(id=slot.role, name=name, synsets=(noun,)))
+    present = {o.id for o in objects}
+    relations: list[Relation] = []
+    if len(leading) == 2 and all(r in present for r in leading):
+        mods = tuple(
+            RelMod(id=s.role, name=s.connector, object=s.role)
+            for s in slots[2:]
+            if s.role in present and s.connector
+        )
+        relations.append(
+            Relation(id=verb, name=verb, subject=leading[0], object=leading[1], mods=mods)
+        )
+    graph = SceneGraph.build(
+        source=SOURCE,
+        original_id=as_name(image_name, "<image name>"),
+        split=split,
+        objects=objects,
+        relations=relations,
+        extras={"verb": verb, "frame": index},
+    )
+    try:
+        validate(graph)
+    except SceneGraphError as exc:
+        raise RecordError(exc.field, exc.message) from exc
+    return graph
+
+
+def read(
+    path: Path,
+    *,
+    split: str,
+    counter: ByteCounter,
+    space: Space,
+    options: ImsituOptions = ImsituOptions(),
+) -> Iterator[SceneGraph | Problem]:
+    """Stream one imSitu file: a scene graph per valid record, a problem per bad one."""
+    for entry in iter_entries(path, "object", counter):
+        if isinstance(entry, Problem):
+            yield entry
+            return
+        key, value, offset = entry
+        try:
+            yield convert(key, value, split, space, options)
+        except RecordError as exc:
+            yield Problem(str(path), key, exc.field, exc.message, offset)

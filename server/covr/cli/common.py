@@ -1,0 +1,51 @@
+"""Helpers every CLI command shares: opening the store, printing JSON, turning errors into exits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import typer
+from pydantic import ValidationError
+
+from covr.graph import GraphError, GraphStore, open_store
+from covr.settings import Settings, get_settings
+
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """Print ``error: message`` to stderr and exit."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load_settings() -> Settings:
+    """The settings, with a readable message naming the bad variable instead of a traceback."""
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"COVR_{'_'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        fail(f"invalid configuration: {problems}", EXIT_BAD_INPUT)
+
+
+@contextmanager
+def store_session() -> Iterator[GraphStore]:
+    """Open the configured store for one command; graph errors become one-line messages."""
+    settings = load_settings()
+    try:
+        with open_store(settings) as store:
+            yield store
+    except GraphError as exc:
+        fail(str(exc))
+
+
+def print_json(data: Any) -> None:
+    """Stable JSON on stdout (sorted keys, two-space indent)."""
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

@@ -1,0 +1,69 @@
+"""The ``covr`` command: one sub-command group per area of the service."""
+
+from __future__ import annotations
+
+import typer
+
+from covr.cli import data, db
+from covr.cli.common import print_json, store_session
+from covr.graph.report import doctor_report, store_stats
+
+app = typer.Typer(
+    help="COVR graph service: scene graphs in a graph database, distractors, questions, splits.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(db.app, name="db")
+app.add_typer(data.load_app, name="load")
+app.command()(data.show)
+
+
+@app.command()
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+) -> None:
+    """Check the store: backend, location, versions, schema version, indexes and counts.
+
+    Exits with 1 when a problem is found (store down, schema missing, indexes not ready).
+    """
+    from covr.cli.common import load_settings
+
+    settings = load_settings()
+    with store_session() as store:
+        report = doctor_report(store, settings)
+    if as_json:
+        print_json(report)
+    else:
+        typer.echo(f"backend         {report['backend']}")
+        typer.echo(f"location        {report['location']}")
+        typer.echo(f"server          {report['server_version']}")
+        typer.echo(
+            f"schema version  {report['schema_version']} (expected "
+            f"{report['expected_schema_version']})"
+        )
+        for index in report["indexes"]:
+            typer.echo(f"index           {index['label']}.{index['property']}: {index['state']}")
+        for label, count in report["counts"].items():
+            typer.echo(f"nodes           {label}: {count}")
+        for problem in report["problems"]:
+            typer.echo(f"problem         {problem}")
+        typer.echo("ok" if report["ok"] else "NOT OK")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def quickstart() -> None:
+    """The main job on the embedded default: start the store, apply the schema, load the bundled
+    samples (once), and print what is stored."""
+    with store_session() as store:
+        typer.echo(f"store: {store.backend} at {getattr(store, 'location', '?')}")
+        store.apply_schema()
+        typer.echo("schema applied; indexes online")
+        data.load_samples_if_empty(store)
+        stats = store_stats(store)
+    print_json(stats)
+
+
+if __name__ == "__main__":
+    app()

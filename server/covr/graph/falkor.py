@@ -1,0 +1,289 @@
+"""FalkorDB backend over its native protocol (embedded default and external servers)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import redis
+from falkordb import FalkorDB
+from falkordb.edge import Edge
+from falkordb.exceptions import SchemaVersionMismatchException
+from falkordb.node import Node
+from falkordb.path import Path as FalkorPath
+
+from covr.graph import catalog
+from covr.graph.embedded import EmbeddedServer, module_version, no_retry
+from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
+from covr.graph.params import render_prefix
+from covr.graph.store import (
+    SCHEMA_VERSION,
+    GraphStore,
+    Health,
+    IndexState,
+    Params,
+    QueryLike,
+    Row,
+    WriteSummary,
+    as_statement,
+)
+from covr.settings import Backend, Settings
+
+T = TypeVar("T")
+
+# Identifiers for GRAPH.CONSTRAINT (not Cypher, so it cannot live in cypher/): a fixed allowlist.
+UNIQUE_KEYS: tuple[tuple[str, str], ...] = (
+    ("Image", "id"),
+    ("Object", "key"),
+    ("Relation", "key"),
+    ("RelMod", "key"),
+    ("Meta", "key"),
+)
+
+
+def plain(value: Any) -> Any:
+    """Driver values → plain Python: nodes and edges become their property dicts."""
+    if isinstance(value, Node | Edge):
+        return {k: plain(v) for k, v in value.properties.items()}
+    if isinstance(value, FalkorPath):
+        return [plain(n) for n in value.nodes()]
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def _timeout_ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+class FalkorStore(GraphStore):
+    """Talks RESP to one FalkorDB server; restarts the embedded one when it has died."""
+
+    def __init__(self, settings: Settings, *, server: EmbeddedServer | None = None) -> None:
+        self.settings = settings
+        self.server = server
+        self.backend = Backend.EMBEDDED if server else Backend.FALKORDB
+        self.graph_name = settings.graph_name
+        # Reads are bounded by the server-side timeout; writes are not (FalkorDB runs a write to
+        # completion), so the socket timeout is a generous guard against a hung server only.
+        self._socket_timeout = max(300.0, settings.query_timeout_s * 4)
+        if server is not None:
+            server.open()
+            self.location = str(server.socket_path)
+        else:
+            parts = urlsplit(settings.graph_uri)
+            self.location = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+        self._connect()
+        self._ensure_graph()
+
+    # ----------------------------------------------------------------- connection
+    def _connect(self) -> None:
+        password = (
+            self.settings.graph_password.get_secret_value()
+            if self.settings.graph_password
+            else None
+        )
+        if self.server is not None:
+            self._db = FalkorDB(
+                unix_socket_path=str(self.server.socket_path),
+                socket_timeout=self._socket_timeout,
+                socket_connect_timeout=self.settings.connect_timeout_s,
+                retry=no_retry(),
+            )
+        else:
+            parts = urlsplit(self.settings.graph_uri)
+            self._db = FalkorDB(
+                host=parts.hostname or "localhost",
+                port=parts.port or 6379,
+                username=parts.username or None,
+                password=password,
+                ssl=parts.scheme == "falkors",
+                socket_timeout=self._socket_timeout,
+                socket_connect_timeout=self.settings.connect_timeout_s,
+                retry=no_retry(),
+            )
+        self._graph = self._db.select_graph(self.graph_name)
+
+    def _ensure_graph(self) -> None:
+        """Read-only queries fail on a graph key that does not exist yet; a write creates it."""
+        self.write(catalog.get("admin/ping"))
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run ``fn``; after a lost connection, restart the embedded server and retry once.
+
+        The retry is safe for writes too: every write statement of the service is idempotent
+        (MERGE on natural keys), and a statement cut off mid-way was applied whole or not at all.
+        """
+        for attempt in (1, 2):
+            try:
+                return fn()
+            except SchemaVersionMismatchException:
+                if attempt == 2:
+                    raise
+                continue  # the client refreshed its label/property tables; ask again
+            except (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError) as exc:
+                if self.server is None or attempt == 2:
+                    raise StoreUnavailable(
+                        f"{what}: graph store at {self.location}: {exc}"
+                    ) from exc
+                self.server.ensure_running()
+                self._db.connection.connection_pool.disconnect()
+            except redis.ResponseError as exc:
+                message = str(exc)
+                if "timed out" in message.lower():
+                    raise QueryTimeout(what, message) from exc
+                raise QueryError(what, message) from exc
+        raise AssertionError("unreachable")
+
+    # ----------------------------------------------------------------- interface
+    def read(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> list[Row]:
+        statement = as_statement(query)
+        text = render_prefix(params) + statement.text
+        ms = _timeout_ms(timeout if timeout is not None else self.settings.query_timeout_s)
+
+        def run() -> list[Row]:
+            result = self._graph.ro_query(text, timeout=ms)
+            columns = [str(h[1]) for h in result.header]
+            return [dict(zip(columns, map(plain, row), strict=True)) for row in result.result_set]
+
+        return self._call(statement.name, run)
+
+    def write(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> WriteSummary:
+        statement = as_statement(query)
+        text = render_prefix(params) + statement.text
+        ms = _timeout_ms(timeout) if timeout is not None else None
+        started = time.perf_counter()
+
+        def run() -> WriteSummary:
+            result = self._graph.query(text, timeout=ms)
+            return WriteSummary(
+                nodes_created=int(result.nodes_created),
+                nodes_deleted=int(result.nodes_deleted),
+                relationships_created=int(result.relationships_created),
+                relationships_deleted=int(result.relationships_deleted),
+                properties_set=int(result.properties_set),
+                seconds=time.perf_counter() - started,
+            )
+
+        return self._call(statement.name, run)
+
+    def command(self, *args: Any) -> Any:
+        """A raw server command from the fixed set the graph room uses (INFO, GRAPH.*, SAVE)."""
+        return self._call(str(args[0]), lambda: self._db.connection.execute_command(*args))
+
+    def index_states(self) -> list[IndexState]:
+        rows = self.read(catalog.get("admin/falkordb/index_states"))
+        states: list[IndexState] = []
+        for row in rows:
+            status = "ONLINE" if row["status"] == "OPERATIONAL" else str(row["status"])
+            for prop in row["properties"]:
+                states.append(IndexState(str(row["label"]), str(prop), status))
+        return sorted(states, key=lambda s: (s.label, s.property_name))
+
+    def apply_schema(self) -> list[IndexState]:
+        for part in catalog.get("schema/falkordb/indexes").parts():
+            try:
+                self.write(part)
+            except QueryError as exc:
+                if "already indexed" not in exc.server_message:
+                    raise
+        deadline = time.monotonic() + self.settings.index_wait_s
+        while True:
+            states = self.index_states()
+            if states and all(s.usable for s in states):
+                break
+            if time.monotonic() > deadline:
+                pending = [f"{s.label}.{s.property_name}" for s in states if not s.usable]
+                raise SchemaError(
+                    f"indexes not usable after {self.settings.index_wait_s}s: {pending}"
+                )
+            time.sleep(0.05)
+        for label, prop in UNIQUE_KEYS:
+            try:
+                self.command(
+                    "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", label,
+                    "PROPERTIES", "1", prop,
+                )  # fmt: skip
+            except QueryError as exc:
+                if "already exists" not in exc.server_message.lower():
+                    raise SchemaError(f"unique constraint {label}.{prop}: {exc}") from exc
+        self._wait_constraints()
+        self.write(catalog.get("schema/set_version"), {"key": "schema", "version": SCHEMA_VERSION})
+        return states
+
+    def _wait_constraints(self) -> None:
+        deadline = time.monotonic() + self.settings.index_wait_s
+        while True:
+            rows = self.read(catalog.get("admin/falkordb/constraint_states"))
+            if all(r["status"] == "OPERATIONAL" for r in rows):
+                failed = [r for r in rows if r["status"] == "FAILED"]
+                if failed:
+                    raise SchemaError(f"unique constraints failed (duplicate keys?): {failed}")
+                return
+            if any(r["status"] == "FAILED" for r in rows):
+                raise SchemaError(f"unique constraints failed (duplicate keys?): {rows}")
+            if time.monotonic() > deadline:
+                raise SchemaError(f"constraints not usable after {self.settings.index_wait_s}s")
+            time.sleep(0.05)
+
+    def health(self) -> Health:
+        started = time.perf_counter()
+        try:
+            self.read(catalog.get("admin/ping"))
+            latency = (time.perf_counter() - started) * 1000
+            info = self.command("INFO", "server")
+            modules = self.command("MODULE", "LIST")
+            falkor = ""
+            for entry in modules:
+                fields = dict(zip(entry[::2], entry[1::2], strict=False))
+                name = fields.get("name", fields.get(b"name"))
+                if name in ("graph", b"graph"):
+                    falkor = module_version(int(fields.get("ver") or fields.get(b"ver") or 0))
+            details: dict[str, Any] = {
+                "redis_version": info.get("redis_version", ""),
+                "falkordb_version": falkor,
+                "graph": self.graph_name,
+            }
+            if self.server is not None:
+                details.update(self.server.status())
+                details["restarts"] = self.server.restarts
+            return Health(
+                ok=True,
+                backend=self.backend,
+                location=self.location,
+                server_version=f"FalkorDB {falkor}",
+                latency_ms=latency,
+                details=details,
+            )
+        except Exception as exc:  # health never raises: it reports
+            return Health(ok=False, backend=self.backend, location=self.location, error=str(exc))
+
+    def snapshot(self) -> None:
+        if self.server is not None:
+            self.command("SAVE")
+
+    def clear(self) -> None:
+        try:
+            self.command("GRAPH.DELETE", self.graph_name)
+        except QueryError as exc:
+            if "empty key" not in exc.server_message.lower() and "invalid graph" not in (
+                exc.server_message.lower()
+            ):
+                raise
+        self._graph = self._db.select_graph(self.graph_name)
+        self._ensure_graph()
+
+    def close(self) -> None:
+        try:
+            self._db.connection.close()
+        finally:
+            if self.server is not None:
+                self.server.close()

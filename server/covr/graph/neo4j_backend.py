@@ -1,0 +1,162 @@
+"""Neo4j 5 backend over the official driver (production store)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import neo4j
+from neo4j import GraphDatabase, Query, RoutingControl
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
+
+from covr.graph import catalog
+from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
+from covr.graph.store import (
+    SCHEMA_VERSION,
+    GraphStore,
+    Health,
+    IndexState,
+    Params,
+    QueryLike,
+    Row,
+    WriteSummary,
+    as_statement,
+)
+from covr.settings import Backend, Settings
+
+
+def plain(value: Any) -> Any:
+    """Driver values → plain Python: nodes and relationships become their property dicts."""
+    if isinstance(value, neo4j.graph.Node | neo4j.graph.Relationship):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, neo4j.graph.Path):
+        return [plain(n) for n in value.nodes]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+class Neo4jStore(GraphStore):
+    """One driver per process; every call is a managed transaction with a server-side timeout."""
+
+    backend = Backend.NEO4J
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.location = settings.graph_uri
+        password = settings.graph_password.get_secret_value() if settings.graph_password else ""
+        self._driver = GraphDatabase.driver(
+            settings.graph_uri,
+            auth=(settings.graph_user, password),
+            connection_timeout=settings.connect_timeout_s,
+        )
+        self._database = settings.graph_database
+
+    def _run(
+        self,
+        query: QueryLike,
+        params: Params | None,
+        timeout: float | None,
+        routing: RoutingControl,
+    ) -> tuple[list[Row], WriteSummary]:
+        statement = as_statement(query)
+        started = time.perf_counter()
+        try:
+            records, summary, _ = self._driver.execute_query(
+                Query(statement.text, timeout=timeout),
+                dict(params or {}),
+                database_=self._database,
+                routing_=routing,
+            )
+        except (ServiceUnavailable, SessionExpired, AuthError) as exc:
+            raise StoreUnavailable(f"{statement.name}: Neo4j at {self.location}: {exc}") from exc
+        except ClientError as exc:
+            code = exc.code or ""
+            if "TransactionTimedOut" in code or "Timeout" in code:
+                raise QueryTimeout(statement.name, exc.message or str(exc)) from exc
+            raise QueryError(statement.name, f"{code}: {exc.message}") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise QueryError(statement.name, str(exc)) from exc
+        counters = summary.counters
+        written = WriteSummary(
+            nodes_created=counters.nodes_created,
+            nodes_deleted=counters.nodes_deleted,
+            relationships_created=counters.relationships_created,
+            relationships_deleted=counters.relationships_deleted,
+            properties_set=counters.properties_set,
+            seconds=time.perf_counter() - started,
+        )
+        rows = [{k: plain(v) for k, v in record.items()} for record in records]  # type: ignore[no-untyped-call]
+        return rows, written
+
+    def read(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> list[Row]:
+        limit = timeout if timeout is not None else self.settings.query_timeout_s
+        return self._run(query, params, limit, RoutingControl.READ)[0]
+
+    def write(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> WriteSummary:
+        return self._run(query, params, timeout, RoutingControl.WRITE)[1]
+
+    def index_states(self) -> list[IndexState]:
+        rows = self.read(catalog.get("admin/neo4j/index_states"))
+        states = []
+        for row in rows:
+            if row["label"] is None:  # the built-in token lookup indexes
+                continue
+            for prop in row["properties"] or []:
+                states.append(IndexState(str(row["label"]), str(prop), str(row["status"])))
+        return sorted(states, key=lambda s: (s.label, s.property_name))
+
+    def apply_schema(self) -> list[IndexState]:
+        for name in ("schema/neo4j/constraints", "schema/neo4j/indexes"):
+            for part in catalog.get(name).parts():
+                self.write(part)
+        seconds = int(self.settings.index_wait_s)
+        try:
+            self.write(catalog.get("admin/neo4j/await_indexes"), {"seconds": seconds})
+        except QueryError as exc:
+            raise SchemaError(f"indexes not online after {seconds}s: {exc}") from exc
+        self.write(catalog.get("schema/set_version"), {"key": "schema", "version": SCHEMA_VERSION})
+        return self.index_states()
+
+    def health(self) -> Health:
+        started = time.perf_counter()
+        try:
+            self.read(catalog.get("admin/ping"))
+            latency = (time.perf_counter() - started) * 1000
+            info = self._driver.get_server_info()
+            return Health(
+                ok=True,
+                backend=self.backend,
+                location=self.location,
+                server_version=info.agent,
+                latency_ms=latency,
+                details={"database": self._database, "protocol": str(info.protocol_version)},
+            )
+        except Exception as exc:  # health never raises: it reports
+            return Health(ok=False, backend=self.backend, location=self.location, error=str(exc))
+
+    def snapshot(self) -> None:
+        """Neo4j commits are durable; nothing to do."""
+
+    def clear(self) -> None:
+        statement = catalog.get("admin/delete_batch")
+        while True:
+            rows = self._run(statement, {"limit": 10_000}, None, RoutingControl.WRITE)[0]
+            if not rows or not rows[0]["deleted"]:
+                return
+
+    def close(self) -> None:
+        self._driver.close()

@@ -1,0 +1,180 @@
+"""The one small interface every graph backend implements.
+
+Callers hand over a statement (from the ``cypher/`` catalog, or the ``(query, params)`` pair a
+builder produced) and parameters; they get plain Python values back. Nothing outside this room
+sees a driver, a session or a driver-specific result type.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from itertools import islice
+from types import TracebackType
+from typing import Any, Self, TypeAlias
+
+from covr.graph.catalog import Statement
+from covr.settings import Backend
+
+Params = Mapping[str, Any]
+Row = dict[str, Any]
+QueryLike: TypeAlias = Statement | str
+
+SCHEMA_VERSION = 1
+"""Bumped whenever the graph model of DESIGN.md §2 changes; stored in the (:Meta) node."""
+
+
+def as_statement(query: QueryLike) -> Statement:
+    """Accept a catalog statement or builder text; inline text gets a recognisable name."""
+    if isinstance(query, Statement):
+        return query
+    return Statement(name="<inline>", text=query)
+
+
+@dataclass
+class WriteSummary:
+    """What a write changed, added up over batches."""
+
+    nodes_created: int = 0
+    nodes_deleted: int = 0
+    relationships_created: int = 0
+    relationships_deleted: int = 0
+    properties_set: int = 0
+    rows: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: WriteSummary) -> None:
+        """Accumulate another summary into this one."""
+        for name in (
+            "nodes_created",
+            "nodes_deleted",
+            "relationships_created",
+            "relationships_deleted",
+            "properties_set",
+            "rows",
+            "batches",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.seconds += other.seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """One index as the store reports it."""
+
+    label: str
+    property_name: str
+    state: str  # "ONLINE"/"OPERATIONAL" normalised to "ONLINE", anything else verbatim
+
+    @property
+    def usable(self) -> bool:
+        return self.state == "ONLINE"
+
+
+@dataclass
+class Health:
+    """Whether the store answers, and what it is."""
+
+    ok: bool
+    backend: Backend
+    location: str
+    server_version: str = ""
+    latency_ms: float = 0.0
+    error: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def chunked(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
+    """Split rows into lists of at most ``size`` without materialising the whole input."""
+    iterator = iter(rows)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+class GraphStore(ABC):
+    """Read, write, batch-write, schema, health, close: all the rest of the service needs."""
+
+    backend: Backend
+
+    @abstractmethod
+    def read(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> list[Row]:
+        """Run a read-only statement and return its rows as dicts of plain values."""
+
+    @abstractmethod
+    def write(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> WriteSummary:
+        """Run one write statement as one unit (all of it applies, or none)."""
+
+    def write_rows(
+        self,
+        query: QueryLike,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int,
+        params: Params | None = None,
+        on_batch: Callable[[WriteSummary], None] | None = None,
+    ) -> WriteSummary:
+        """Send ``rows`` through an ``UNWIND $rows`` statement, ``batch_size`` rows per call.
+
+        Each batch is one statement, so a failing batch leaves nothing of itself behind; batches
+        before it stay written (loads are idempotent and resumable, so a re-run converges).
+        """
+        statement = as_statement(query)
+        if "$rows" not in statement.text:
+            raise ValueError(f"{statement.name}: a batch statement must UNWIND $rows")
+        total = WriteSummary()
+        for batch in chunked(rows, batch_size):
+            started = time.perf_counter()
+            summary = self.write(statement, {**(params or {}), "rows": batch})
+            summary.rows = len(batch)
+            summary.batches = 1
+            summary.seconds = time.perf_counter() - started
+            total.add(summary)
+            if on_batch is not None:
+                on_batch(summary)
+        return total
+
+    @abstractmethod
+    def index_states(self) -> list[IndexState]:
+        """Every index of the store with its state."""
+
+    @abstractmethod
+    def apply_schema(self) -> list[IndexState]:
+        """Create indexes and constraints (idempotent) and wait until they are usable."""
+
+    @abstractmethod
+    def health(self) -> Health:
+        """Ping the store; never raises."""
+
+    @abstractmethod
+    def snapshot(self) -> None:
+        """Make what is written durable now (embedded: an RDB snapshot; Neo4j: nothing)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Delete every node of the service's graph (used by ``covr db reset``)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections (and stop an embedded server this process owns)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,179 @@
+"""Scene graphs as the plain maps the graph store holds, and back.
+
+The writer sends one map per image (:func:`to_store_row`) through ``cypher/load/create_images``;
+``cypher/match/scene_graph`` returns the stored properties, which :func:`from_store_record` turns
+back into the same :class:`SceneGraph`. Both directions live here, with no store in sight, so that
+every room that reads scene graphs (related images, questions) uses one conversion and the
+round-trip can be tested without a database.
+
+Keys (DESIGN.md §2): ``Image.id = source:original_id``, ``Object.key = Image.id:object_id``,
+``Relation.key = Image.id:r:relation_id``, ``RelMod.key = Relation.key:relmod_id``. They are
+deterministic, so re-loading a file produces the same keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from covr.scene.model import (
+    CORE_IMAGE_FIELDS,
+    Box,
+    ExtraValue,
+    Number,
+    Object,
+    Relation,
+    RelMod,
+    SceneGraph,
+)
+
+
+def object_key(image_id: str, object_id: str) -> str:
+    """``Object.key`` of an object."""
+    return f"{image_id}:{object_id}"
+
+
+def relation_key(image_id: str, relation_id: str) -> str:
+    """``Relation.key`` of a relation (the ``r`` keeps it apart from object keys)."""
+    return f"{image_id}:r:{relation_id}"
+
+
+def relmod_key(image_id: str, relation_id: str, relmod_id: str) -> str:
+    """``RelMod.key`` of a rel-mod."""
+    return f"{relation_key(image_id, relation_id)}:{relmod_id}"
+
+
+def image_properties(graph: SceneGraph) -> dict[str, Any]:
+    """Properties of the ``(:Image)`` node: core fields plus extras, ``None`` left out."""
+    props: dict[str, Any] = {
+        "id": graph.image_id,
+        "source": graph.source,
+        "split": graph.split,
+        "original_id": graph.original_id,
+    }
+    if graph.width is not None:
+        props["width"] = graph.width
+    if graph.height is not None:
+        props["height"] = graph.height
+    props.update(graph.extras)
+    return props
+
+
+def to_store_row(graph: SceneGraph) -> dict[str, Any]:
+    """One ``UNWIND $rows`` row creating the image, its objects, relations and rel-mods.
+
+    Relations and rel-mods refer to objects by their position in ``objects`` (``s``, ``o``) so
+    the statement can connect nodes it has just created without an index lookup per edge (the
+    measured bottleneck of relationship creation, cypher-portable.md).
+    """
+    image_id = graph.image_id
+    position: dict[str, int] = {}
+    objects: list[dict[str, Any]] = []
+    for index, obj in enumerate(graph.objects):
+        position[obj.id] = index
+        props: dict[str, Any] = {
+            "key": object_key(image_id, obj.id),
+            "id": obj.id,
+            "name": obj.name,
+            "attributes": list(obj.attributes),
+        }
+        if obj.box is not None:
+            props.update(x=obj.box.x, y=obj.box.y, w=obj.box.w, h=obj.box.h)
+        if obj.synsets:
+            props["synsets"] = list(obj.synsets)
+        if obj.names:
+            props["names"] = list(obj.names)
+        objects.append(props)
+    relations: list[dict[str, Any]] = []
+    for rel in graph.relations:
+        rprops: dict[str, Any] = {
+            "key": relation_key(image_id, rel.id),
+            "id": rel.id,
+            "name": rel.name,
+        }
+        if rel.synsets:
+            rprops["synsets"] = list(rel.synsets)
+        mods = [
+            {
+                "o": position[m.object],
+                "props": {"key": relmod_key(image_id, rel.id, m.id), "id": m.id, "name": m.name},
+            }
+            for m in rel.mods
+        ]
+        relations.append(
+            {"s": position[rel.subject], "o": position[rel.object], "props": rprops, "mods": mods}
+        )
+    return {"image": image_properties(graph), "objects": objects, "relations": relations}
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(str(v) for v in value)
+
+
+def _number(value: Any) -> Number | None:
+    if value is None or isinstance(value, int | float):
+        return value
+    raise ValueError(f"expected a number, got {value!r}")
+
+
+def _object(props: Mapping[str, Any]) -> Object:
+    box = None
+    if props.get("x") is not None:
+        coords = [_number(props.get(k)) for k in ("x", "y", "w", "h")]
+        if any(c is None for c in coords):
+            raise ValueError(f"object {props.get('key')!r} has an incomplete box")
+        box = Box(*(c for c in coords if c is not None))
+    return Object(
+        id=str(props["id"]),
+        name=str(props["name"]),
+        attributes=_strings(props.get("attributes")),
+        box=box,
+        synsets=_strings(props.get("synsets")),
+        names=_strings(props.get("names")),
+    )
+
+
+def from_store_record(record: Mapping[str, Any]) -> SceneGraph:
+    """The scene graph from one row of ``cypher/match/scene_graph``.
+
+    ``record`` holds ``image`` (the Image properties), ``objects`` (a list of Object property
+    maps) and ``relations`` (maps with ``props``, ``subject`` and ``object`` object ids, and
+    ``mods``: maps with ``props`` and ``object``).
+    """
+    image = dict(record["image"])
+    extras: dict[str, ExtraValue] = {
+        k: v for k, v in image.items() if k not in CORE_IMAGE_FIELDS
+    }
+    objects = [_object(o) for o in record.get("objects") or [] if o]
+    relations = []
+    for rel in record.get("relations") or []:
+        if not rel or not rel.get("props"):
+            continue
+        props = rel["props"]
+        mods = [
+            RelMod(id=str(m["props"]["id"]), name=str(m["props"]["name"]), object=str(m["object"]))
+            for m in rel.get("mods") or []
+            if m and m.get("props")
+        ]
+        relations.append(
+            Relation(
+                id=str(props["id"]),
+                name=str(props["name"]),
+                subject=str(rel["subject"]),
+                object=str(rel["object"]),
+                mods=tuple(mods),
+                synsets=_strings(props.get("synsets")),
+            )
+        )
+    return SceneGraph.build(
+        source=str(image["source"]),
+        original_id=str(image["original_id"]),
+        split=str(image["split"]),
+        objects=objects,
+        relations=relations,
+        width=_number(image.get("width")),
+        height=_number(image.get("height")),
+        extras=extras,
+    )

@@ -1,0 +1,157 @@
+"""One settings object for the whole service (environment variables ``COVR_*``).
+
+Every host, port, limit and path the service uses is read here and nowhere else, so that a
+deployment is described completely by its environment (or a ``.env`` file).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "covr"
+
+
+class Backend(StrEnum):
+    """Which graph store a URI selects."""
+
+    EMBEDDED = "embedded"
+    FALKORDB = "falkordb"
+    NEO4J = "neo4j"
+
+
+class Settings(BaseSettings):
+    """Service configuration; see ``.env.example`` for every variable with its default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="COVR_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    graph_uri: str = Field(
+        default="",
+        description="bolt:// or neo4j:// → Neo4j; falkor://host:port → external FalkorDB; "
+        "empty → the embedded FalkorDB server started by the service itself.",
+    )
+    graph_user: str = Field(default="neo4j", description="Neo4j user name.")
+    graph_password: SecretStr | None = Field(
+        default=None, description="Neo4j or external FalkorDB password."
+    )
+    graph_database: str = Field(default="neo4j", description="Neo4j database name.")
+    graph_name: str = Field(
+        default="covr",
+        pattern=r"^[A-Za-z][A-Za-z0-9_]{0,62}$",
+        description="FalkorDB graph key holding the scene graphs.",
+    )
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="Embedded store: socket, snapshots, lock and logs live here.",
+    )
+    query_timeout_s: float = Field(
+        default=30.0, gt=0, description="Server-side timeout for read queries, in seconds."
+    )
+    connect_timeout_s: float = Field(
+        default=10.0, gt=0, description="Timeout for opening a connection, in seconds."
+    )
+    startup_timeout_s: float = Field(
+        default=60.0, gt=0, description="How long to wait for the embedded server to answer."
+    )
+    shutdown_timeout_s: float = Field(
+        default=60.0, gt=0, description="How long a clean stop (snapshot first) may take."
+    )
+    write_batch_size: int = Field(
+        default=10_000, ge=1, le=100_000, description="Rows per UNWIND write statement."
+    )
+    snapshot_schedule: str = Field(
+        default="900 1 300 100 60 10000",
+        description="Embedded server RDB schedule: pairs of '<seconds> <changes>'.",
+    )
+    index_wait_s: float = Field(
+        default=120.0, gt=0, description="How long schema application waits for indexes."
+    )
+
+    # --- loaders ---
+    load_batch_images: int = Field(
+        default=500,
+        ge=1,
+        le=20_000,
+        description="Images per load write statement (one statement = one all-or-nothing batch).",
+    )
+    load_gqa_left_right: bool = Field(
+        default=True,
+        description="Store GQA's 'to the left of' / 'to the right of' relations (subgraph "
+        "enumeration ignores them anyway; off keeps them out of the store).",
+    )
+    load_imsitu_place: bool = Field(
+        default=True,
+        description="Turn the imSitu PLACE role into a RelMod 'at' (the reference dropped it).",
+    )
+    load_imsitu_frame: str = Field(
+        default="first",
+        pattern=r"^(first|majority)$",
+        description="imSitu frame choice: the first annotator frame with both leading roles "
+        "filled, or the frame most annotators agree on.",
+    )
+    load_imsitu_templates: Path | None = Field(
+        default=None,
+        description="imSitu verb sentence templates (verb<TAB>sentence); empty → the bundled file.",
+    )
+
+    @field_validator("graph_uri")
+    @classmethod
+    def _check_uri(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            return value
+        scheme = urlsplit(value).scheme.lower()
+        allowed = {
+            "bolt",
+            "bolt+s",
+            "bolt+ssc",
+            "neo4j",
+            "neo4j+s",
+            "neo4j+ssc",
+            "falkor",
+            "falkors",
+        }
+        if scheme not in allowed:
+            raise ValueError(
+                f"COVR_GRAPH_URI scheme {scheme!r} is not supported; use bolt://, neo4j:// "
+                "(Neo4j), falkor://host:port (FalkorDB) or leave it empty (embedded)"
+            )
+        return value
+
+    @field_validator("snapshot_schedule")
+    @classmethod
+    def _check_schedule(cls, value: str) -> str:
+        parts = value.split()
+        if not parts or len(parts) % 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(
+                "COVR_SNAPSHOT_SCHEDULE must be pairs of integers '<seconds> <changes>'"
+            )
+        return value
+
+    @property
+    def backend(self) -> Backend:
+        """The store this configuration selects."""
+        if not self.graph_uri:
+            return Backend.EMBEDDED
+        scheme = urlsplit(self.graph_uri).scheme.lower()
+        if scheme.startswith("falkor"):
+            return Backend.FALKORDB
+        return Backend.NEO4J
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return Settings()

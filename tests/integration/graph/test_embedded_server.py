@@ -1,0 +1,260 @@
+"""The embedded server's life: restart after SIGKILL, locking, timeouts, errors, no TCP port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from covr.graph import (
+    DataDirLocked,
+    GraphStore,
+    QueryError,
+    QueryTimeout,
+    StoreUnavailable,
+    open_store,
+)
+from covr.graph.embedded import EmbeddedServer
+from covr.graph.falkor import FalkorStore
+from covr.settings import Settings
+
+SLOW_READ = (
+    "UNWIND range(1, 4000) AS a UNWIND range(1, 4000) AS b "
+    "WITH a, b WHERE a * b = -1 RETURN count(*) AS c"
+)
+
+
+def server_pid(store: GraphStore) -> int:
+    assert isinstance(store, FalkorStore)
+    assert store.server is not None
+    state = store.server.read_state()
+    assert state is not None
+    return state.pid
+
+
+def count(store: GraphStore, label: str = "Probe") -> int:
+    return int(store.read(f"MATCH (n:{label}) RETURN count(n) AS c")[0]["c"])
+
+
+def run_python(
+    code: str, settings: Settings, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COVR_DATA_DIR": str(settings.data_dir), "COVR_GRAPH_URI": ""}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def test_sigkill_restarts_with_last_snapshot(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings) as store:
+        store.apply_schema()
+        store.write("UNWIND range(1, 50) AS i CREATE (:Probe {i: i})")
+        store.snapshot()
+        old_pid = server_pid(store)
+        os.kill(old_pid, signal.SIGKILL)
+        time.sleep(0.2)
+        assert count(store) == 50  # this call finds the server dead, restarts it, retries
+        assert server_pid(store) != old_pid
+        assert isinstance(store, FalkorStore)
+        assert store.server is not None
+        assert store.server.restarts == 1
+        assert store.health().ok
+
+
+def test_unsnapshotted_writes_after_sigkill_do_not_corrupt(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings) as store:
+        store.write("CREATE (:Probe {i: 1})")
+        store.snapshot()
+        store.write("CREATE (:Probe {i: 2})")
+        os.kill(server_pid(store), signal.SIGKILL)
+        time.sleep(0.2)
+        assert count(store) in (1, 2)
+        store.write("CREATE (:Probe {i: 3})")
+        assert count(store) in (2, 3)
+
+
+def test_clean_close_snapshots(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings) as store:
+        store.write("UNWIND range(1, 7) AS i CREATE (:Probe {i: i})")
+        pid = server_pid(store)
+    assert (
+        not Path(f"/proc/{pid}").exists()
+        or b"redis" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    )
+    assert (fresh_settings.data_dir / "covr.rdb").exists()
+    with open_store(fresh_settings) as store:
+        assert count(store) == 7
+
+
+def test_second_owner_gets_a_clear_error(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings) as store:
+        store.write("CREATE (:Probe)")
+        done = run_python(
+            """
+            from covr.graph import open_store
+            from covr.settings import Settings
+            open_store(Settings(_env_file=None))
+            """,
+            fresh_settings,
+        )
+        assert done.returncode != 0
+        assert "DataDirLocked" in done.stderr
+        assert f"in use by process {os.getpid()}" in done.stderr
+        assert str(fresh_settings.data_dir) in done.stderr
+        assert count(store) == 1  # the owner is undisturbed
+
+
+def test_second_owner_in_same_process_too(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings), pytest.raises(DataDirLocked, match="COVR_DATA_DIR"):
+        EmbeddedServer(fresh_settings).open()
+
+
+def test_server_of_a_crashed_owner_is_adopted(fresh_settings: Settings) -> None:
+    done = run_python(
+        """
+        import os
+        from covr.graph import open_store
+        from covr.settings import Settings
+        store = open_store(Settings(_env_file=None))
+        store.write("UNWIND range(1, 5) AS i CREATE (:Probe {i: i})")
+        print(store.server.read_state().pid, flush=True)
+        os._exit(0)  # dies without stopping its server, as after SIGKILL
+        """,
+        fresh_settings,
+    )
+    assert done.returncode == 0, done.stderr
+    orphan = int(done.stdout.strip())
+    with open_store(fresh_settings) as store:
+        assert server_pid(store) == orphan
+        assert count(store) == 5
+    assert (
+        not Path(f"/proc/{orphan}/cmdline").exists()
+        or not Path(f"/proc/{orphan}/cmdline").read_bytes()
+    )
+
+
+def test_detached_server_is_shared_and_stopped(fresh_settings: Settings) -> None:
+    server = EmbeddedServer(fresh_settings)
+    state = server.start_detached()
+    try:
+        assert server.status()["mode"] == "detached"
+        with open_store(fresh_settings) as first, open_store(fresh_settings) as second:
+            first.write("CREATE (:Probe)")
+            assert count(second) == 1
+        assert server.answers()  # closing attached stores leaves the shared server running
+        done = run_python(
+            """
+            from covr.graph import open_store
+            from covr.settings import Settings
+            with open_store(Settings(_env_file=None)) as s:
+                print(s.read("MATCH (n:Probe) RETURN count(n) AS c")[0]["c"])
+            """,
+            fresh_settings,
+        )
+        assert done.stdout.strip() == "1", done.stderr
+    finally:
+        assert EmbeddedServer(fresh_settings).stop() is True
+    assert not server.answers()
+    assert (
+        not Path(f"/proc/{state.pid}/cmdline").exists()
+        or not Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    )
+    with open_store(fresh_settings) as store:
+        assert count(store) == 1
+
+
+def test_stop_refuses_while_another_process_owns_it(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings):
+        done = run_python(
+            """
+            from covr.graph.embedded import EmbeddedServer
+            from covr.settings import Settings
+            EmbeddedServer(Settings(_env_file=None)).stop()
+            """,
+            fresh_settings,
+        )
+        assert "DataDirLocked" in done.stderr
+
+
+def test_read_past_timeout_is_stopped_and_reported(store: GraphStore) -> None:
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout, match="timed out"):
+        store.read(SLOW_READ, timeout=0.2)
+    assert time.monotonic() - started < 10
+    assert store.read("RETURN 1 AS ok") == [{"ok": 1}]  # the store is fine afterwards
+
+
+def test_default_timeout_comes_from_settings(fresh_settings: Settings) -> None:
+    settings = fresh_settings.model_copy(update={"query_timeout_s": 0.2})
+    with open_store(settings) as store, pytest.raises(QueryTimeout):
+        store.read(SLOW_READ)
+
+
+def test_bad_cypher_carries_the_server_message(store: GraphStore) -> None:
+    with pytest.raises(QueryError) as info:
+        store.read("MATCH (n RETURN n")
+    assert "Invalid input" in str(info.value)
+    assert info.value.statement == "<inline>"
+    with pytest.raises(QueryError, match="Unknown function 'nosuch'"):
+        store.read("RETURN nosuch(1) AS x")
+
+
+def test_reads_cannot_write(store: GraphStore) -> None:
+    with pytest.raises(QueryError):
+        store.read("CREATE (:Probe) RETURN 1 AS x")
+    assert count(store) == 0
+
+
+def _listening_tcp_inodes() -> set[str]:
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A":  # TCP_LISTEN
+                inodes.add(fields[9])
+    return inodes
+
+
+def test_no_tcp_port_and_private_socket(store: GraphStore, settings: Settings) -> None:
+    pid = server_pid(store)
+    socket_inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            socket_inodes.add(target[8:-1])
+    assert socket_inodes, "the server should hold its Unix socket"
+    assert not socket_inodes & _listening_tcp_inodes(), "embedded server listens on TCP"
+    sock = settings.data_dir / "covr.sock"
+    assert stat.S_ISSOCK(sock.stat().st_mode)
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o700
+    assert stat.S_IMODE(settings.data_dir.stat().st_mode) == 0o700
+
+
+def test_corrupt_snapshot_is_reported_and_kept(fresh_settings: Settings) -> None:
+    fresh_settings.data_dir.mkdir(parents=True, exist_ok=True)
+    rdb = fresh_settings.data_dir / "covr.rdb"
+    rdb.write_bytes(b"REDIS0011 this is not a snapshot")
+    with pytest.raises(StoreUnavailable, match="exited with code"):
+        open_store(fresh_settings.model_copy(update={"startup_timeout_s": 20}))
+    assert rdb.read_bytes() == b"REDIS0011 this is not a snapshot"  # never overwritten
+
+
+def test_too_long_data_dir_is_refused(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path / ("x" * 120))  # type: ignore[call-arg]
+    with pytest.raises(StoreUnavailable, match="too long"):
+        open_store(settings)

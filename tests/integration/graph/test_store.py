@@ -1,0 +1,117 @@
+"""The graph-room interface on the embedded store: rows, writes, batches, schema, stats."""
+
+from __future__ import annotations
+
+import pytest
+
+from covr.graph import catalog
+from covr.graph import SCHEMA_VERSION, GraphStore, QueryError
+from covr.graph.report import store_stats
+
+
+def test_rows_are_plain_values(store: GraphStore) -> None:
+    store.write("CREATE (:Probe {name: $n, attrs: $a})", {"n": "man", "a": ["tall", "young"]})
+    rows = store.read("MATCH (p:Probe) RETURN p, p.attrs AS attrs, {k: p.name} AS m")
+    assert rows == [
+        {"p": {"name": "man", "attrs": ["tall", "young"]}, "attrs": ["tall", "young"],
+         "m": {"k": "man"}}
+    ]  # fmt: skip
+    assert type(rows[0]["m"]) is dict
+
+
+def test_write_summary_counts(store: GraphStore) -> None:
+    summary = store.write("CREATE (a:Probe)-[:R]->(b:Probe) SET a.x = 1")
+    assert (summary.nodes_created, summary.relationships_created, summary.properties_set) == (
+        2, 1, 1,
+    )  # fmt: skip
+
+
+def test_write_rows_batches_and_progress(store: GraphStore) -> None:
+    seen: list[int] = []
+    rows = ({"i": i} for i in range(2_500))  # a generator: never materialised whole
+    summary = store.write_rows(
+        catalog.get("bench/unwind_create"), rows, batch_size=1_000,
+        on_batch=lambda s: seen.append(s.rows),
+    )  # fmt: skip
+    assert seen == [1_000, 1_000, 500]
+    assert (summary.rows, summary.batches, summary.nodes_created) == (2_500, 3, 2_500)
+
+
+def test_write_rows_needs_unwind(store: GraphStore) -> None:
+    with pytest.raises(ValueError, match=r"UNWIND \$rows"):
+        store.write_rows("CREATE (:X)", [{}], batch_size=10)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UNWIND $rows AS r CREATE (:Probe {v: 10 / r.d})",  # division by zero on the 3rd row
+        "UNWIND $rows AS r CREATE (:Image {id: r.k})",  # unique-constraint violation
+    ],
+)
+def test_a_failing_batch_leaves_nothing_behind(store: GraphStore, statement: str) -> None:
+    rows = [{"d": 1, "k": "a"}, {"d": 2, "k": "b"}, {"d": 0, "k": "a"}, {"d": 4, "k": "c"}]
+    with pytest.raises(QueryError):
+        store.write_rows(statement, rows, batch_size=10)
+    assert store.read("MATCH (n) WHERE NOT n:Meta RETURN count(n) AS c") == [{"c": 0}]
+
+
+def test_batches_before_a_failure_stay(store: GraphStore) -> None:
+    rows = [{"d": 1}, {"d": 2}, {"d": 0}, {"d": 4}]
+    with pytest.raises(QueryError):
+        store.write_rows("UNWIND $rows AS r CREATE (:Probe {v: 10 / r.d})", rows, batch_size=2)
+    assert store.read("MATCH (n:Probe) RETURN count(n) AS c") == [{"c": 2}]
+
+
+def test_schema_is_idempotent_and_versioned(store: GraphStore) -> None:
+    first = store.apply_schema()
+    second = store.apply_schema()
+    assert first == second
+    assert all(s.usable for s in second)
+    indexed = {(s.label, s.property_name) for s in second}
+    for needed in [("Image", "id"), ("Object", "key"), ("Object", "name"), ("Relation", "name"),
+                   ("RelMod", "name")]:  # fmt: skip
+        assert needed in indexed
+    rows = store.read(catalog.get("admin/schema_version"), {"key": "schema"})
+    assert rows == [{"version": SCHEMA_VERSION}]
+    assert store.read("MATCH (m:Meta) RETURN count(m) AS c") == [{"c": 1}]
+
+
+def test_unique_keys_are_enforced(store: GraphStore) -> None:
+    store.write("CREATE (:Image {id: $id})", {"id": "gqa:1"})
+    with pytest.raises(QueryError, match="unique constraint"):
+        store.write("CREATE (:Image {id: $id})", {"id": "gqa:1"})
+
+
+def test_stats_per_source_and_split(store: GraphStore) -> None:
+    store.write(
+        """
+        CREATE (i:Image {id: 'gqa:1', source: 'gqa', split: 'val'})
+        CREATE (j:Image {id: 'imsitu:a', source: 'imsitu', split: 'train'})
+        CREATE (i)-[:HAS]->(m:Object {key: 'k1', name: 'man', attributes: ['tall', 'young']})
+        CREATE (i)-[:HAS]->(h:Object {key: 'k2', name: 'hat', attributes: []})
+        CREATE (m)-[:SUBJ]->(:Relation {key: 'r1', name: 'wearing'})-[:OBJ]->(h)
+        CREATE (j)-[:HAS]->(p:Object {key: 'k3', name: 'person'})
+        CREATE (j)-[:HAS]->(w:Object {key: 'k4', name: 'wall'})
+        CREATE (j)-[:HAS]->(s:Object {key: 'k5', name: 'stapler'})
+        CREATE (p)-[:SUBJ]->(r:Relation {key: 'r2', name: 'stapling'})-[:OBJ]->(w)
+        CREATE (r)-[:MOD]->(:RelMod {key: 'm1', name: 'using'})-[:OBJ]->(s)
+        """
+    )
+    stats = store_stats(store)
+    assert stats["datasets"] == [
+        {"source": "gqa", "split": "val", "images": 1, "objects": 2, "attributes": 2,
+         "relations": 1, "relmods": 0},
+        {"source": "imsitu", "split": "train", "images": 1, "objects": 3, "attributes": 0,
+         "relations": 1, "relmods": 1},
+    ]  # fmt: skip
+    assert stats["totals"]["objects"] == 5
+    assert stats["nodes"]["Object"] == 5
+    assert stats["relationships"] == {"HAS": 5, "MOD": 1, "OBJ": 3, "SUBJ": 2}
+
+
+def test_health_reports_versions(store: GraphStore) -> None:
+    health = store.health()
+    assert health.ok
+    assert health.server_version.startswith("FalkorDB 4.")
+    assert health.details["socket"].endswith("covr.sock")

@@ -1,0 +1,60 @@
+"""Settings: which store a URI selects, and clear errors for bad values."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from covr.settings import Backend, Settings
+
+
+def make(**values: object) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("uri", "backend"),
+    [
+        ("", Backend.EMBEDDED),
+        ("bolt://localhost:7687", Backend.NEO4J),
+        ("neo4j+s://db.example:7687", Backend.NEO4J),
+        ("falkor://localhost:6379", Backend.FALKORDB),
+    ],
+)
+def test_uri_selects_backend(uri: str, backend: Backend) -> None:
+    assert make(graph_uri=uri).backend is backend
+
+
+def test_unknown_scheme_is_refused_with_the_variable_name() -> None:
+    with pytest.raises(ValidationError, match="COVR_GRAPH_URI"):
+        make(graph_uri="http://localhost")
+
+
+@pytest.mark.parametrize("schedule", ["", "60", "a b", "60 1 30"])
+def test_bad_snapshot_schedule(schedule: str) -> None:
+    with pytest.raises(ValidationError, match="COVR_SNAPSHOT_SCHEDULE"):
+        make(snapshot_schedule=schedule)
+
+
+@pytest.mark.parametrize("name", ["", "1x", "a-b", "a b", "x" * 64])
+def test_graph_name_is_an_identifier(name: str) -> None:
+    with pytest.raises(ValidationError):
+        make(graph_name=name)
+
+
+def test_environment_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COVR_QUERY_TIMEOUT_S", "2.5")
+    monkeypatch.setenv("COVR_GRAPH_PASSWORD", "secret")
+    settings = make()
+    assert settings.query_timeout_s == 2.5
+    assert "secret" not in repr(settings)
+    assert settings.graph_password is not None
+    assert settings.graph_password.get_secret_value() == "secret"
+
+
+def test_env_example_lists_every_setting() -> None:
+    from pathlib import Path
+
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text()
+    for name in Settings.model_fields:
+        assert f"COVR_{name.upper()}" in example, f"COVR_{name.upper()} missing in .env.example"
