@@ -77,7 +77,10 @@ class FalkorStore(GraphStore):
         else:
             parts = urlsplit(settings.graph_uri)
             self.location = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
-        self._connect()
+        try:
+            self._connect()
+        except (redis.RedisError, OSError) as exc:
+            raise StoreUnavailable(f"cannot connect to FalkorDB at {self.location}: {exc}") from exc
         self._ensure_graph()
 
     # ----------------------------------------------------------------- connection

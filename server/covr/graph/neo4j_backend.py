@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import threading
 import time
 from typing import Any
 
@@ -31,6 +34,40 @@ from covr.graph.store import (
 )
 from covr.settings import Backend, Settings
 
+_DRIVERS: dict[tuple[int, str, str], neo4j.Driver] = {}
+_DRIVERS_LOCK = threading.Lock()
+
+
+def shared_driver(settings: Settings) -> neo4j.Driver:
+    """One driver per process and server (the driver pools connections itself).
+
+    Keyed by process id too: a driver inherited across ``fork`` holds defunct connections, so a
+    child process gets its own.
+    """
+    key = (os.getpid(), settings.graph_uri, settings.graph_user)
+    with _DRIVERS_LOCK:
+        driver = _DRIVERS.get(key)
+        if driver is None:
+            password = settings.graph_password.get_secret_value() if settings.graph_password else ""
+            driver = GraphDatabase.driver(
+                settings.graph_uri,
+                auth=(settings.graph_user, password),
+                connection_timeout=settings.connect_timeout_s,
+            )
+            _DRIVERS[key] = driver
+            if len(_DRIVERS) == 1:
+                atexit.register(close_drivers)
+        return driver
+
+
+def close_drivers() -> None:
+    """Close every driver of this process (at exit)."""
+    with _DRIVERS_LOCK:
+        for key, driver in list(_DRIVERS.items()):
+            if key[0] == os.getpid():
+                driver.close()
+            del _DRIVERS[key]
+
 
 def plain(value: Any) -> Any:
     """Driver values → plain Python: nodes and relationships become their property dicts."""
@@ -53,12 +90,7 @@ class Neo4jStore(GraphStore):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.location = settings.graph_uri
-        password = settings.graph_password.get_secret_value() if settings.graph_password else ""
-        self._driver = GraphDatabase.driver(
-            settings.graph_uri,
-            auth=(settings.graph_user, password),
-            connection_timeout=settings.connect_timeout_s,
-        )
+        self._driver = shared_driver(settings)
         self._database = settings.graph_database
 
     def _run(
@@ -159,4 +191,4 @@ class Neo4jStore(GraphStore):
                 return
 
     def close(self) -> None:
-        self._driver.close()
+        """The driver is shared by the process and closed at exit (``close_drivers``)."""

@@ -90,7 +90,8 @@ def _scalar(value: Any) -> str | None:
     if kind is str:
         if "\x00" in value:
             raise _Refused
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        text: str = value
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if kind is int:
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise _Refused

@@ -12,9 +12,7 @@ from covr.graph import catalog
 from tests.support.cypher_lint import lint
 
 PARTS = [
-    (f"{s.name}#{i}", part)
-    for s in catalog.all_statements()
-    for i, part in enumerate(s.parts())
+    (f"{s.name}#{i}", part) for s in catalog.all_statements() for i, part in enumerate(s.parts())
 ]
 
 

@@ -1,0 +1,152 @@
+"""`covr db ...`, `covr doctor` and `covr quickstart` as a user runs them: real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+COVR = [sys.executable, "-m", "covr.cli.main"]
+
+
+def covr(
+    *args: str, data_dir: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
+        "COVR_DATA_DIR": str(data_dir),
+        **(env or {}),
+    }
+    return subprocess.run(
+        [*COVR, *args], env=full_env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def as_json(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+def test_every_command_has_help(data_dir: Path) -> None:
+    for args in (
+        ["--help"], ["db", "--help"], ["db", "start", "--help"], ["db", "stop", "--help"],
+        ["db", "status", "--help"], ["db", "reset", "--help"], ["db", "stats", "--help"],
+        ["doctor", "--help"], ["quickstart", "--help"],
+    ):  # fmt: skip
+        done = covr(*args, data_dir=data_dir)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "Usage" in done.stdout
+
+
+def test_doctor_on_a_new_store_reports_missing_schema(data_dir: Path) -> None:
+    done = covr("doctor", "--json", data_dir=data_dir)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["schema_version"] is None
+    assert any("schema not applied" in p for p in report["problems"])
+
+
+def test_lifecycle_start_doctor_stats_reset_stop(data_dir: Path) -> None:
+    started = covr("db", "start", data_dir=data_dir)
+    assert started.returncode == 0, started.stderr
+    try:
+        status = as_json(covr("db", "status", "--json", data_dir=data_dir))
+        assert status["running"] is True
+        assert status["mode"] == "detached"
+        assert status["socket"] == str(data_dir / "covr.sock")
+
+        again = covr("db", "start", data_dir=data_dir)  # idempotent: reports the running server
+        assert again.returncode == 0
+        assert str(status["pid"]) in again.stdout
+
+        reset = covr("db", "reset", "--yes", data_dir=data_dir)
+        assert reset.returncode == 0, reset.stderr
+
+        report = as_json(covr("doctor", "--json", data_dir=data_dir))
+        assert report["ok"] is True
+        assert report["backend"] == "embedded"
+        assert report["location"] == str(data_dir / "covr.sock")
+        assert report["embedded"]["socket"] == str(data_dir / "covr.sock")
+        assert report["versions"]["falkordb_version"].startswith("4.")
+        assert report["server_version"].startswith("FalkorDB 4.")
+        assert report["schema_version"] == report["expected_schema_version"] == 1
+        assert {"label": "Image", "property": "id", "state": "ONLINE"} in report["indexes"]
+        assert all(i["state"] == "ONLINE" for i in report["indexes"])
+        assert report["problems"] == []
+
+        text = covr("doctor", data_dir=data_dir)
+        assert text.returncode == 0
+        assert "FalkorDB" in text.stdout
+        assert "Image.id: ONLINE" in text.stdout
+
+        stats = as_json(covr("db", "stats", "--json", data_dir=data_dir))
+        assert set(stats) == {"backend", "nodes", "relationships", "datasets", "totals"}
+        assert set(stats["totals"]) == {"images", "objects", "attributes", "relations", "relmods"}
+        assert stats["nodes"].get("Meta") == 1
+
+        table = covr("db", "stats", data_dir=data_dir)
+        assert table.returncode == 0
+        assert "source" in table.stdout
+    finally:
+        stopped = covr("db", "stop", data_dir=data_dir)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "stopped" in stopped.stdout
+    assert (data_dir / "covr.rdb").exists()
+    assert as_json(covr("db", "status", "--json", data_dir=data_dir))["running"] is False
+    assert "not running" in covr("db", "stop", data_dir=data_dir).stdout
+
+
+def test_reset_without_yes_asks_and_aborts(data_dir: Path) -> None:
+    done = subprocess.run(
+        [*COVR, "db", "reset"], input="n\n", capture_output=True, text=True, timeout=60,
+        env={**os.environ, "COVR_DATA_DIR": str(data_dir)}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Aborted" in done.stdout + done.stderr
+
+
+def test_bad_configuration_names_the_variable(data_dir: Path) -> None:
+    done = covr("db", "stats", data_dir=data_dir, env={"COVR_GRAPH_URI": "http://x"})
+    assert done.returncode == 2
+    assert "COVR_GRAPH_URI" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = covr("doctor", data_dir=data_dir, env={"COVR_QUERY_TIMEOUT_S": "-1"})
+    assert done.returncode == 2
+    assert "COVR_QUERY_TIMEOUT_S" in done.stderr
+
+
+def test_db_start_refuses_non_embedded_backends(data_dir: Path) -> None:
+    done = covr("db", "start", data_dir=data_dir, env={"COVR_GRAPH_URI": "bolt://127.0.0.1:1"})
+    assert done.returncode == 2
+    assert "embedded" in done.stderr
+
+
+def test_unreachable_store_is_a_one_line_error(data_dir: Path) -> None:
+    done = covr(
+        "db", "stats", data_dir=data_dir,
+        env={"COVR_GRAPH_URI": "falkor://127.0.0.1:1", "COVR_CONNECT_TIMEOUT_S": "2"},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ")
+    assert "Traceback" not in done.stderr
+
+
+def test_locked_data_dir_is_a_clear_cli_error(data_dir: Path) -> None:
+    from covr.graph import open_store
+    from tests.integration.conftest import make_settings
+
+    with open_store(make_settings(data_dir)):
+        done = covr("db", "stats", data_dir=data_dir)
+    assert done.returncode == 1
+    assert "is in use by process" in done.stderr
+    assert "Traceback" not in done.stderr
