@@ -120,7 +120,9 @@ def load_space(
     try:
         raw = json.loads(space_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError(str(space_path), f"is not a readable imSitu space file: {exc}") from exc
+        raise InputFileError(
+            str(space_path), f"is not a readable imSitu space file: {exc}"
+        ) from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("verbs"), dict):
         raise InputFileError(str(space_path), "has no 'verbs' object")
     if not isinstance(raw.get("nouns"), dict):

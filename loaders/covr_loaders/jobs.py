@@ -22,7 +22,9 @@ def gqa_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
         check_file(path, "object")
     inputs = [
         LoadInput(
-            str(p), [p], partial(lambda c, p: gqa.read(p, split=split, counter=c, options=options), p=p)
+            str(p),
+            [p],
+            partial(lambda c, p: gqa.read(p, split=split, counter=c, options=options), p=p),
         )
         for p in paths
     ]
@@ -41,9 +43,12 @@ def imsitu_job(
     """imSitu files with their space file, templates (default: bundled) and extra nouns."""
     for path in paths:
         check_file(path, "object")
-    templates = templates or settings.load_imsitu_templates or BUNDLED_TEMPLATES
+    configured = settings.load_imsitu_templates
+    if configured is not None and str(configured) in ("", "."):
+        configured = None  # an empty COVR_LOAD_IMSITU_TEMPLATES arrives as Path(".")
+    templates = templates or configured or BUNDLED_TEMPLATES
     vocabulary = imsitu.load_space(space, templates, nouns)
-    frame = "majority" if settings.load_imsitu_frame == "majority" else "first"
+    frame: imsitu.FrameChoice = "majority" if settings.load_imsitu_frame == "majority" else "first"
     options = imsitu.ImsituOptions(place_as_relmod=settings.load_imsitu_place, frame_choice=frame)
     inputs = [
         LoadInput(
@@ -97,6 +102,8 @@ def vg_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
             continue
         check_file(path, "array")
         inputs.append(
-            LoadInput(str(path), [path], partial(lambda c, p: vg.read(p, split=split, counter=c), p=path))
+            LoadInput(
+                str(path), [path], partial(lambda c, p: vg.read(p, split=split, counter=c), p=path)
+            )
         )
     return LoadJob("vg", split, inputs)

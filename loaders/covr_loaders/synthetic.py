@@ -38,41 +38,233 @@ N_PREDICATES = 300
 N_VERBS = 500
 
 CORE_NOUNS: dict[str, tuple[str, ...]] = {
-    "person": ("man", "woman", "person", "boy", "girl", "child", "people", "player", "skier",
-               "surfer", "lady", "guy", "rider", "tennis player", "catcher", "umpire"),
-    "clothing": ("shirt", "jeans", "hat", "jacket", "helmet", "shorts", "glasses", "shoe",
-                 "dress", "coat", "cap", "pants", "sweater", "glove", "tie", "boots", "sunglasses",
-                 "wetsuit"),
-    "animal": ("dog", "cat", "horse", "giraffe", "zebra", "elephant", "bird", "cow", "sheep",
-               "bear", "duck", "pigeon"),
-    "vehicle": ("car", "bus", "truck", "bicycle", "motorcycle", "train", "boat", "airplane",
-                "skateboard", "surfboard", "van", "taxi", "scooter"),
-    "furniture": ("table", "chair", "bed", "couch", "bench", "shelf", "desk", "cabinet",
-                  "counter", "nightstand", "stool"),
-    "food": ("pizza", "sandwich", "banana", "cake", "apple", "orange", "broccoli", "donut",
-             "bread", "carrot", "hot dog", "salad", "cheese"),
-    "container": ("plate", "bowl", "cup", "glass", "bottle", "vase", "basket", "mug", "box",
-                  "bag", "jar"),
-    "place": ("street", "sidewalk", "grass", "field", "road", "floor", "ground", "water", "snow",
-              "beach", "sand", "wall", "building", "sky", "ocean", "hill", "dirt", "track"),
+    "person": (
+        "man",
+        "woman",
+        "person",
+        "boy",
+        "girl",
+        "child",
+        "people",
+        "player",
+        "skier",
+        "surfer",
+        "lady",
+        "guy",
+        "rider",
+        "tennis player",
+        "catcher",
+        "umpire",
+    ),
+    "clothing": (
+        "shirt",
+        "jeans",
+        "hat",
+        "jacket",
+        "helmet",
+        "shorts",
+        "glasses",
+        "shoe",
+        "dress",
+        "coat",
+        "cap",
+        "pants",
+        "sweater",
+        "glove",
+        "tie",
+        "boots",
+        "sunglasses",
+        "wetsuit",
+    ),
+    "animal": (
+        "dog",
+        "cat",
+        "horse",
+        "giraffe",
+        "zebra",
+        "elephant",
+        "bird",
+        "cow",
+        "sheep",
+        "bear",
+        "duck",
+        "pigeon",
+    ),
+    "vehicle": (
+        "car",
+        "bus",
+        "truck",
+        "bicycle",
+        "motorcycle",
+        "train",
+        "boat",
+        "airplane",
+        "skateboard",
+        "surfboard",
+        "van",
+        "taxi",
+        "scooter",
+    ),
+    "furniture": (
+        "table",
+        "chair",
+        "bed",
+        "couch",
+        "bench",
+        "shelf",
+        "desk",
+        "cabinet",
+        "counter",
+        "nightstand",
+        "stool",
+    ),
+    "food": (
+        "pizza",
+        "sandwich",
+        "banana",
+        "cake",
+        "apple",
+        "orange",
+        "broccoli",
+        "donut",
+        "bread",
+        "carrot",
+        "hot dog",
+        "salad",
+        "cheese",
+    ),
+    "container": (
+        "plate",
+        "bowl",
+        "cup",
+        "glass",
+        "bottle",
+        "vase",
+        "basket",
+        "mug",
+        "box",
+        "bag",
+        "jar",
+    ),
+    "place": (
+        "street",
+        "sidewalk",
+        "grass",
+        "field",
+        "road",
+        "floor",
+        "ground",
+        "water",
+        "snow",
+        "beach",
+        "sand",
+        "wall",
+        "building",
+        "sky",
+        "ocean",
+        "hill",
+        "dirt",
+        "track",
+    ),
     "plant": ("tree", "bush", "flower", "plant", "leaves", "branch", "trees"),
-    "part": ("wheel", "window", "door", "leg", "head", "hand", "tail", "ear", "roof", "handle",
-             "screen", "mirror", "sign", "pole", "fence", "light", "clock", "umbrella", "kite",
-             "ball", "frisbee", "racket", "bat", "book", "laptop", "phone", "pillow", "blanket",
-             "towel", "lamp", "curtain", "picture", "cloud", "rock"),
+    "part": (
+        "wheel",
+        "window",
+        "door",
+        "leg",
+        "head",
+        "hand",
+        "tail",
+        "ear",
+        "roof",
+        "handle",
+        "screen",
+        "mirror",
+        "sign",
+        "pole",
+        "fence",
+        "light",
+        "clock",
+        "umbrella",
+        "kite",
+        "ball",
+        "frisbee",
+        "racket",
+        "bat",
+        "book",
+        "laptop",
+        "phone",
+        "pillow",
+        "blanket",
+        "towel",
+        "lamp",
+        "curtain",
+        "picture",
+        "cloud",
+        "rock",
+    ),
 }
 CORE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "color": ("white", "black", "blue", "green", "red", "brown", "yellow", "gray", "orange",
-              "pink", "silver", "purple", "dark", "beige", "tan", "gold"),
-    "material": ("wooden", "metal", "plastic", "glass", "concrete", "brick", "leather", "stone",
-                 "cloth", "paper"),
+    "color": (
+        "white",
+        "black",
+        "blue",
+        "green",
+        "red",
+        "brown",
+        "yellow",
+        "gray",
+        "orange",
+        "pink",
+        "silver",
+        "purple",
+        "dark",
+        "beige",
+        "tan",
+        "gold",
+    ),
+    "material": (
+        "wooden",
+        "metal",
+        "plastic",
+        "glass",
+        "concrete",
+        "brick",
+        "leather",
+        "stone",
+        "cloth",
+        "paper",
+    ),
     "size": ("large", "small", "tall", "short", "big", "little", "long", "huge", "tiny", "thin"),
     "shape": ("round", "square", "rectangular", "curved", "flat", "pointy"),
     "pattern": ("striped", "spotted", "checkered", "plaid", "floral", "dotted"),
-    "state": ("open", "closed", "empty", "full", "wet", "dry", "lit", "parked", "folded",
-              "sliced", "cloudy", "clear", "calm"),
-    "activity": ("standing", "sitting", "walking", "smiling", "playing", "running", "looking",
-                 "lying", "sleeping", "eating"),
+    "state": (
+        "open",
+        "closed",
+        "empty",
+        "full",
+        "wet",
+        "dry",
+        "lit",
+        "parked",
+        "folded",
+        "sliced",
+        "cloudy",
+        "clear",
+        "calm",
+    ),
+    "activity": (
+        "standing",
+        "sitting",
+        "walking",
+        "smiling",
+        "playing",
+        "running",
+        "looking",
+        "lying",
+        "sleeping",
+        "eating",
+    ),
     "age": ("young", "old", "adult", "baby"),
 }
 ATTRIBUTE_FIT: dict[str, tuple[str, ...]] = {
@@ -87,8 +279,17 @@ ATTRIBUTE_FIT: dict[str, tuple[str, ...]] = {
     "plant": ("color", "size", "state"),
     "part": ("color", "material", "shape", "size", "state"),
 }
-GENERIC_PREDICATES = ("near", "next to", "behind", "in front of", "to the left of",
-                      "to the right of", "above", "below", "on")
+GENERIC_PREDICATES = (
+    "near",
+    "next to",
+    "behind",
+    "in front of",
+    "to the left of",
+    "to the right of",
+    "above",
+    "below",
+    "on",
+)
 CORE_PREDICATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("person", "clothing"): ("wearing", "has", "in"),
     ("person", "vehicle"): ("riding", "driving", "sitting in", "standing next to"),
@@ -114,23 +315,84 @@ CORE_PREDICATES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 SCENES: dict[str, dict[str, float]] = {
     "street": {"person": 3, "clothing": 3, "vehicle": 3, "place": 3, "plant": 1, "part": 2},
-    "kitchen": {"person": 1, "clothing": 1, "food": 3, "container": 3, "furniture": 3,
-                "part": 2, "place": 1},
+    "kitchen": {
+        "person": 1,
+        "clothing": 1,
+        "food": 3,
+        "container": 3,
+        "furniture": 3,
+        "part": 2,
+        "place": 1,
+    },
     "beach": {"person": 3, "clothing": 2, "place": 3, "vehicle": 1, "part": 2, "animal": 1},
     "field": {"animal": 4, "place": 3, "plant": 2, "person": 1, "part": 1},
     "room": {"furniture": 4, "part": 3, "person": 1, "clothing": 1, "animal": 1, "container": 1},
     "sports": {"person": 4, "clothing": 3, "part": 3, "place": 2},
 }
 ROLE_CONNECTORS: dict[str, str] = {
-    "item": "", "tool": "using", "place": "at", "surface": "onto", "destination": "to",
-    "source": "from", "container": "in", "vehicle": "", "food": "", "coagent": "with",
-    "victim": "", "goal": "toward", "obstacle": "over", "material": "with",
+    "item": "",
+    "tool": "using",
+    "place": "at",
+    "surface": "onto",
+    "destination": "to",
+    "source": "from",
+    "container": "in",
+    "vehicle": "",
+    "food": "",
+    "coagent": "with",
+    "victim": "",
+    "goal": "toward",
+    "obstacle": "over",
+    "material": "with",
 }
-CORE_VERBS = ("stapling", "riding", "eating", "surfing", "reading", "hugging", "kicking",
-              "cooking", "drinking", "carrying", "pushing", "pulling", "throwing", "catching",
-              "cutting", "washing", "painting", "climbing", "jumping", "feeding")
-_SYLLABLES = ("ba", "ko", "ri", "ta", "mu", "le", "so", "pi", "na", "du", "fe", "go", "zi",
-              "ra", "lo", "mi", "ve", "tu", "sha", "kel", "bor", "tin", "gar", "mon")
+CORE_VERBS = (
+    "stapling",
+    "riding",
+    "eating",
+    "surfing",
+    "reading",
+    "hugging",
+    "kicking",
+    "cooking",
+    "drinking",
+    "carrying",
+    "pushing",
+    "pulling",
+    "throwing",
+    "catching",
+    "cutting",
+    "washing",
+    "painting",
+    "climbing",
+    "jumping",
+    "feeding",
+)
+_SYLLABLES = (
+    "ba",
+    "ko",
+    "ri",
+    "ta",
+    "mu",
+    "le",
+    "so",
+    "pi",
+    "na",
+    "du",
+    "fe",
+    "go",
+    "zi",
+    "ra",
+    "lo",
+    "mi",
+    "ve",
+    "tu",
+    "sha",
+    "kel",
+    "bor",
+    "tin",
+    "gar",
+    "mon",
+)
 
 
 def pseudo_words(count: int, rng: random.Random, taken: set[str], syllables: int = 3) -> list[str]:
@@ -196,9 +458,9 @@ def build_vocabulary(rng: random.Random) -> Vocabulary:
     pairs = [(a, b) for a in categories for b in categories]
     for word in pseudo_words(N_PREDICATES - len(known), rng, taken):
         vocab.predicates.setdefault(rng.choice(pairs), []).append(word)
-    vocab.verbs = list(CORE_VERBS) + [
-        w + "ing" for w in pseudo_words(N_VERBS - len(CORE_VERBS), rng, taken, syllables=2)
-    ]
+    # Verb stems get their own namespace: with "ing" appended they cannot clash with nouns.
+    stems = pseudo_words(N_VERBS - len(CORE_VERBS), rng, set(), syllables=3)
+    vocab.verbs = list(CORE_VERBS) + [w + "ing" for w in stems]
     return vocab
 
 
@@ -258,8 +520,9 @@ class Generator:
                     draw = self.pred_draw.get(pair) if rng.random() < 0.7 else None
                     name = (draw or self.generic).draw(rng)
                     relations.append(
-                        Relation(id=f"{obj.id}.{k}", name=name, subject=obj.id,
-                                 object=objects[j].id)
+                        Relation(
+                            id=f"{obj.id}.{k}", name=name, subject=obj.id, object=objects[j].id
+                        )
                     )
         return SceneGraph.build(
             source=self.source,
@@ -300,17 +563,29 @@ def _vg_record(graph: SceneGraph) -> dict[str, Any]:
     objects = []
     for obj in graph.objects:
         box = obj.box or Box(0, 0, 0, 0)
-        objects.append({
-            "object_id": int(obj.id), "names": [obj.name], "synsets": [f"{obj.name}.n.01"],
-            "x": box.x, "y": box.y, "w": box.w, "h": box.h, "attributes": list(obj.attributes),
-        })
+        objects.append(
+            {
+                "object_id": int(obj.id),
+                "names": [obj.name],
+                "synsets": [f"{obj.name}.n.01"],
+                "x": box.x,
+                "y": box.y,
+                "w": box.w,
+                "h": box.h,
+                "attributes": list(obj.attributes),
+            }
+        )
     relationships = [
-        {"relationship_id": 50_000_000 + n, "predicate": r.name, "subject_id": int(r.subject),
-         "object_id": int(r.object), "synsets": []}
+        {
+            "relationship_id": 50_000_000 + n,
+            "predicate": r.name,
+            "subject_id": int(r.subject),
+            "object_id": int(r.object),
+            "synsets": [],
+        }
         for n, r in enumerate(graph.relations)
     ]
-    return {"image_id": int(graph.original_id), "objects": objects,
-            "relationships": relationships}
+    return {"image_id": int(graph.original_id), "objects": objects, "relationships": relationships}
 
 
 def _imsitu_files(gen: Generator, out: Path, images: int) -> list[Path]:
@@ -330,16 +605,23 @@ def _imsitu_files(gen: Generator, out: Path, images: int) -> list[Path]:
             words += [*([connector] if connector else []), role.upper()]
         sentence = " ".join(words)
         templates.append(f"{verb}\t{sentence}")
-        verbs[verb] = {"abstract": sentence, "def": f"synthetic verb {verb}", "framenet": "Synth",
-                       "order": order, "roles": {r: {"framenet": r, "def": r} for r in order}}
+        verbs[verb] = {
+            "abstract": sentence,
+            "def": f"synthetic verb {verb}",
+            "framenet": "Synth",
+            "order": order,
+            "roles": {r: {"framenet": r, "def": r} for r in order},
+        }
     verb_draw = Zipf(gen.vocab.verbs)
 
     def records() -> Iterator[tuple[str, Any]]:
         for number in range(images):
             verb = verb_draw.draw(rng)
             order = verbs[verb]["order"]
-            base = {r: ("" if rng.random() < 0.1 and r != "agent" else noun_ids[noun_draw.draw(rng)])
-                    for r in order}
+            base = {
+                r: ("" if rng.random() < 0.1 and r != "agent" else noun_ids[noun_draw.draw(rng)])
+                for r in order
+            }
             frames = []
             for _ in range(3):
                 frame = dict(base)
@@ -352,8 +634,10 @@ def _imsitu_files(gen: Generator, out: Path, images: int) -> list[Path]:
     with out.open("w", encoding="utf-8") as handle:
         _write_json_object(handle, records())
     space_path = out.parent / "imsitu_space.json"
-    space = {"verbs": verbs,
-             "nouns": {noun_ids[n]: {"gloss": [n], "def": f"synthetic noun {n}"} for n in nouns}}
+    space = {
+        "verbs": verbs,
+        "nouns": {noun_ids[n]: {"gloss": [n], "def": f"synthetic noun {n}"} for n in nouns},
+    }
     space_path.write_text(json.dumps(space) + "\n", encoding="utf-8")
     templates_path = out.parent / "generation_templates.tab"
     templates_path.write_text("\n".join(templates) + "\n", encoding="utf-8")

@@ -116,7 +116,9 @@ def convert(
             ends.append(oid)
         raw_predicate = required(rel, "predicate", where)
         if not isinstance(raw_predicate, str) or not normalize(raw_predicate):
-            raise RecordError(f"{where}.predicate", f"must be a non-empty string: {raw_predicate!r}")
+            raise RecordError(
+                f"{where}.predicate", f"must be a non-empty string: {raw_predicate!r}"
+            )
         predicate = normalize(raw_predicate)
         rid = rel.get("relationship_id")
         relations.append(
@@ -203,7 +205,10 @@ def read_split_files(
     objects_path = paths["objects.json"]
     sides = [
         _Side(paths[name], key, iter_entries(paths[name], "array", counter))
-        for name, key in (("attributes.json", "attributes"), ("relationships.json", "relationships"))
+        for name, key in (
+            ("attributes.json", "attributes"),
+            ("relationships.json", "relationships"),
+        )
         if name in paths
     ]
     attrs_side = next((s for s in sides if s.key == "attributes"), None)
@@ -241,6 +246,8 @@ def read_split_files(
                     else _record_name(leftover[1], leftover[0])
                 )
                 yield Problem(
-                    str(side.path), record, "image_id",
+                    str(side.path),
+                    record,
+                    "image_id",
                     "entries after the last image of objects.json were not used",
                 )

@@ -9,7 +9,7 @@ from covr.settings import Backend, Settings
 
 
 def make(**values: object) -> Settings:
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]
 
 
 @pytest.mark.parametrize(

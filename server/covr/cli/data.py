@@ -9,14 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from covr.graph import catalog
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
-from covr.graph import GraphStore
+from covr.graph import GraphStore, catalog
 from covr.scene.model import SceneGraph, to_gqa_dict
 from covr.settings import Settings
+
+if TYPE_CHECKING:  # the loaders are imported lazily so that `covr --help` stays fast
+    from covr_loaders.writer import LoadJob, LoadSummary
 
 load_app = typer.Typer(
     help="Load scene graphs (GQA, imSitu, Visual Genome) into the store: streamed, batched, "
@@ -46,13 +49,15 @@ def _split(split: str | None, paths: list[Path]) -> str:
                     return known
         fail("cannot tell the split from the file name; pass --split", EXIT_BAD_INPUT)
     if not _SPLIT.match(split):
-        fail(f"--split {split!r}: use a short lower-case name such as train, val or test",
-             EXIT_BAD_INPUT)
+        fail(
+            f"--split {split!r}: use a short lower-case name such as train, val or test",
+            EXIT_BAD_INPUT,
+        )
     return split
 
 
 def _run(
-    build: Callable[[Settings], object],
+    build: Callable[[Settings], LoadJob],
     *,
     limit: int | None,
     resume: bool,
@@ -64,12 +69,11 @@ def _run(
     """Build the job (file checks), then validate or load it, and report."""
     from covr_loaders.errors import InputFileError, LoadFailed
     from covr_loaders.progress import NullReporter, Reporter, RichReporter
-    from covr_loaders.writer import LoadJob, run_load, validate_only
+    from covr_loaders.writer import run_load, validate_only
 
     settings = load_settings()
     try:
         job = build(settings)
-        assert isinstance(job, LoadJob)
         if dry_run:
             summary = validate_only(job, limit=limit)
             if strict and summary.skipped:
@@ -102,10 +106,9 @@ def _run(
         fail("no valid image could be read from the input", EXIT_BAD_INPUT)
 
 
-def _print_summary(summary: object) -> None:
-    from covr_loaders.writer import LoadSummary, problem_lines
+def _print_summary(summary: LoadSummary) -> None:
+    from covr_loaders.writer import problem_lines
 
-    assert isinstance(summary, LoadSummary)
     verb = "checked (dry run)" if summary.dry_run else "loaded"
     typer.echo(
         f"{summary.source} {summary.split}: {verb} {summary.images:,} images, "
@@ -142,8 +145,15 @@ def load_gqa(
     from covr_loaders.jobs import gqa_job
 
     the_split = _split(split, paths)
-    _run(lambda s: gqa_job(paths, the_split, s), limit=limit, resume=resume, dry_run=dry_run,
-         strict=strict, as_json=as_json, quiet=quiet)
+    _run(
+        lambda s: gqa_job(paths, the_split, s),
+        limit=limit,
+        resume=resume,
+        dry_run=dry_run,
+        strict=strict,
+        as_json=as_json,
+        quiet=quiet,
+    )
 
 
 @load_app.command("imsitu")
@@ -151,7 +161,8 @@ def load_imsitu(
     paths: list[Path] = typer.Argument(..., help=f"imSitu {{train,dev,test}}.json. {PATHS_HELP}"),
     space: Path = typer.Option(..., "--space", help="imsitu_space.json (verbs and nouns)."),
     templates: Path | None = typer.Option(
-        None, "--templates",
+        None,
+        "--templates",
         help="Verb sentence templates (verb<TAB>AGENT staples ITEM onto SURFACE ...); default: "
         "COVR_LOAD_IMSITU_TEMPLATES or the bundled file, then the space file's abstracts.",
     ),
@@ -172,15 +183,21 @@ def load_imsitu(
     the_split = _split(split, paths)
     _run(
         lambda s: imsitu_job(paths, the_split, s, space=space, templates=templates, nouns=nouns),
-        limit=limit, resume=resume, dry_run=dry_run, strict=strict, as_json=as_json, quiet=quiet,
+        limit=limit,
+        resume=resume,
+        dry_run=dry_run,
+        strict=strict,
+        as_json=as_json,
+        quiet=quiet,
     )
 
 
 @load_app.command("vg")
 def load_vg(
     paths: list[Path] = typer.Argument(
-        ..., help="Visual Genome scene_graphs.json, or objects.json with attributes.json and/or "
-        "relationships.json (merged image by image)."
+        ...,
+        help="Visual Genome scene_graphs.json, or objects.json with attributes.json and/or "
+        "relationships.json (merged image by image).",
     ),
     split: str | None = typer.Option(None, "--split", help=SPLIT_HELP),
     limit: int | None = typer.Option(None, "--limit", min=1, help=LIMIT_HELP),
@@ -195,8 +212,15 @@ def load_vg(
 
     the_split = split or "train"
     _split(the_split, paths)
-    _run(lambda s: vg_job(paths, the_split, s), limit=limit, resume=resume, dry_run=dry_run,
-         strict=strict, as_json=as_json, quiet=quiet)
+    _run(
+        lambda s: vg_job(paths, the_split, s),
+        limit=limit,
+        resume=resume,
+        dry_run=dry_run,
+        strict=strict,
+        as_json=as_json,
+        quiet=quiet,
+    )
 
 
 @load_app.command("samples")
@@ -252,8 +276,9 @@ def render_text(graph: SceneGraph) -> str:
 
 def show(
     image_id: str = typer.Argument(
-        ..., help="Image id as stored, e.g. gqa:2370799, vg:1, imsitu:stapling_1.jpg; a bare "
-        "original id is looked up in every source."
+        ...,
+        help="Image id as stored, e.g. gqa:2370799, vg:1, imsitu:stapling_1.jpg; a bare "
+        "original id is looked up in every source.",
     ),
     as_json: bool = typer.Option(
         False, "--json", help="Print JSON in the shape of a GQA scene-graph record."
@@ -290,8 +315,10 @@ def synth(
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed → same files)."),
     fmt: str = typer.Option("gqa", "--format", help="gqa, imsitu or vg."),
     out: Path = typer.Option(
-        ..., "--out", help="Output file; for imsitu, imsitu_space.json and "
-        "generation_templates.tab are written beside it."
+        ...,
+        "--out",
+        help="Output file; for imsitu, imsitu_space.json and "
+        "generation_templates.tab are written beside it.",
     ),
     split: str = typer.Option("train", "--split", help="Split named in imSitu/VG ids."),
 ) -> None:

@@ -16,6 +16,7 @@ app = typer.Typer(
 app.add_typer(db.app, name="db")
 app.add_typer(data.load_app, name="load")
 app.command()(data.show)
+app.command()(data.synth)
 
 
 @app.command()

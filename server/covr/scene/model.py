@@ -28,8 +28,13 @@ _SOURCE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 def natural_key(value: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key that orders ``"2" < "10"`` and mixes digits and text without type errors."""
+    if value.isdecimal():
+        return ((1, int(value), ""),)
+    head, dot, tail = value.partition(".")
+    if dot and head.isdecimal() and tail.isdecimal():  # GQA relation ids "<object>.<index>"
+        return ((1, int(head), ""), (0, 0, "."), (1, int(tail), ""))
     parts = re.split(r"(\d+)", value)
-    return tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in parts if p)
+    return tuple((1, int(p), "") if p.isdecimal() else (0, 0, p) for p in parts if p)
 
 
 def image_key(source: str, original_id: str) -> str:
@@ -158,7 +163,9 @@ class SceneGraph:
 def canonical(graph: SceneGraph) -> SceneGraph:
     """The same graph with objects, relations and rel-mods sorted by id."""
     relations = tuple(
-        Relation(
+        r
+        if len(r.mods) < 2
+        else Relation(
             id=r.id,
             name=r.name,
             subject=r.subject,
@@ -258,7 +265,9 @@ def validate(graph: SceneGraph) -> None:
             mod_ids.add(mod.id)
             _check_name(mod.name, f"{mwhere}.name")
             if mod.object not in seen:
-                raise SceneGraphError(f"{mwhere}.object", f"object id {mod.object!r} does not exist")
+                raise SceneGraphError(
+                    f"{mwhere}.object", f"object id {mod.object!r} does not exist"
+                )
 
 
 def to_gqa_dict(graph: SceneGraph) -> dict[str, Any]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from covr.graph import catalog
-from covr.graph import GraphStore
+from covr.graph import GraphStore, catalog
 
 FALKOR = [s for s in catalog.all_statements() if s.runs_on("falkordb")]
 

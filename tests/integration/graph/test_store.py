@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covr.graph import catalog
-from covr.graph import SCHEMA_VERSION, GraphStore, QueryError
+from covr.graph import SCHEMA_VERSION, GraphStore, QueryError, catalog
 from covr.graph.report import store_stats
 
 

@@ -1,0 +1,178 @@
+"""imSitu reader: templates, frame choice, rel-mods, the PLACE setting, unknown verbs and nouns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from covr.scene.model import SceneGraph
+from covr_loaders import imsitu
+from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem
+from covr_loaders.jsonio import ByteCounter
+from covr_loaders.samples import SAMPLES
+
+pytestmark = pytest.mark.unit
+DIR = SAMPLES / "imsitu"
+
+
+@pytest.fixture(scope="module")
+def space() -> imsitu.Space:
+    return imsitu.load_space(DIR / "imsitu_space.json", DIR / "generation_templates.tab")
+
+
+def read(
+    path: Path, space: imsitu.Space, **options: Any
+) -> tuple[dict[str, SceneGraph], list[Problem]]:
+    graphs: dict[str, SceneGraph] = {}
+    problems: list[Problem] = []
+    opts = imsitu.ImsituOptions(**options)
+    for item in imsitu.read(path, split="dev", counter=ByteCounter(), space=space, options=opts):
+        if isinstance(item, Problem):
+            problems.append(item)
+        else:
+            graphs[item.original_id] = item
+    return graphs, problems
+
+
+def test_template_gives_order_and_connectors() -> None:
+    slots = imsitu.parse_template("AGENT staples ITEM onto SURFACE using TOOL at PLACE")
+    assert [(s.role, s.connector) for s in slots] == [
+        ("agent", ""),
+        ("item", "staples"),
+        ("surface", "onto"),
+        ("tool", "using"),
+        ("place", "at"),
+    ]
+    # The space file's abstracts have articles and multi-word connectors.
+    slots = imsitu.parse_template("the AGENT puts the ITEM on top of a DESTINATION.")
+    assert slots[-1] == imsitu.RoleSlot("destination", "on top of")
+
+
+def test_sample_three_modifier_frame(space: imsitu.Space) -> None:
+    graphs, problems = read(DIR / "dev.json", space)
+    assert problems == []
+    stapling = graphs["stapling_1.jpg"]
+    assert stapling.image_id == "imsitu:stapling_1.jpg"
+    names = {o.id: o.name for o in stapling.objects}
+    assert names == {
+        "agent": "man",
+        "item": "paper",
+        "surface": "wall",
+        "tool": "stapler",
+        "place": "office",
+    }
+    (relation,) = stapling.relations
+    assert (relation.name, relation.subject, relation.object) == ("stapling", "agent", "item")
+    assert {(m.name, m.object) for m in relation.mods} == {
+        ("onto", "surface"),
+        ("using", "tool"),
+        ("at", "place"),
+    }
+    cooking = graphs["cooking_90.jpg"].relations[0]
+    assert len(cooking.mods) == 4  # every later role, not just the first modifier
+
+
+def test_zero_modifiers_and_empty_roles(space: imsitu.Space) -> None:
+    graphs, _ = read(DIR / "dev.json", space)
+    reading = graphs["reading_55.jpg"]
+    assert reading.relations[0].mods == ()
+    assert {o.id for o in reading.objects} == {"agent", "item"}  # empty PLACE not stored
+    assert all(o.name for g in graphs.values() for o in g.objects)
+
+
+def test_first_frame_with_leading_roles(space: imsitu.Space) -> None:
+    graphs, _ = read(DIR / "dev.json", space)
+    assert graphs["stapling_2.jpg"].extras["frame"] == 1  # frame 0 has no agent
+
+
+def test_majority_frame(space: imsitu.Space) -> None:
+    frames = [
+        {"agent": "n10287213", "vehicle": "n02374451", "place": ""},
+        {"agent": "n10787470", "vehicle": "n02374451", "place": "n08569998"},
+        {"agent": "n10787470", "vehicle": "n02374451", "place": "n08569998"},
+    ]
+    record = {"verb": "riding", "frames": frames}
+    first = imsitu.convert("r.jpg", record, "dev", space)
+    majority = imsitu.convert(
+        "r.jpg", record, "dev", space, imsitu.ImsituOptions(frame_choice="majority")
+    )
+    assert first.extras["frame"] == 0
+    assert majority.extras["frame"] == 1
+    assert majority.object_by_id()["agent"].name == "woman"
+
+
+def test_place_setting(space: imsitu.Space) -> None:
+    graphs, _ = read(DIR / "dev.json", space, place_as_relmod=False)
+    relation = graphs["stapling_1.jpg"].relations[0]
+    assert {m.name for m in relation.mods} == {"onto", "using"}
+    assert "place" not in graphs["stapling_1.jpg"].object_by_id()
+
+
+def test_verb_without_template_uses_the_abstract(space: imsitu.Space) -> None:
+    graphs, _ = read(DIR / "dev.json", space)
+    drinking = graphs["drinking_21.jpg"].relations[0]
+    assert {(m.name, m.object) for m in drinking.mods} == {("from", "container"), ("at", "place")}
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "message"),
+    [
+        ({"verb": "flying", "frames": [{"agent": "n10287213"}]}, "verb", "unknown verb"),
+        (
+            {"verb": "reading", "frames": [{"agent": "n10287213", "item": "n99999999"}]},
+            "frames[0].item",
+            "unknown noun",
+        ),
+        ({"verb": "reading", "frames": "x"}, "frames", "must be a list"),
+        ({"verb": "reading", "frames": [{"agent": 5}]}, "frames[0].agent", "noun id"),
+        ({"frames": []}, "verb", "missing"),
+    ],
+)
+def test_bad_records(
+    tmp_path: Path, space: imsitu.Space, record: Any, field: str, message: str
+) -> None:
+    good = {"verb": "reading", "frames": [{"agent": "n10787470", "item": "n06410904"}]}
+    path = write(tmp_path, {"a.jpg": good, "b.jpg": record, "c.jpg": good})
+    graphs, problems = read(path, space)
+    assert sorted(graphs) == ["a.jpg", "c.jpg"]
+    assert [(p.record, p.field) for p in problems] == [("b.jpg", field)]
+    assert message in problems[0].message
+
+
+def test_extra_noun_table(tmp_path: Path) -> None:
+    table = tmp_path / "nouns.tab"
+    table.write_text("n99999999\tteapot, tea kettle\n")
+    space = imsitu.load_space(DIR / "imsitu_space.json", DIR / "generation_templates.tab", table)
+    record = {"verb": "reading", "frames": [{"agent": "n10787470", "item": "n99999999"}]}
+    graph = imsitu.convert("t.jpg", record, "dev", space)
+    assert graph.object_by_id()["item"].name == "teapot"
+
+
+def test_cut_at_256_kib(tmp_path: Path, space: imsitu.Space) -> None:
+    good = {"verb": "reading", "frames": [{"agent": "n10787470", "item": "n06410904"}] * 3}
+    text = json.dumps({f"reading_{i}.jpg": good for i in range(3000)}).encode()
+    path = tmp_path / "train.json"
+    path.write_bytes(text[: 256 * 1024])
+    graphs, problems = read(path, space)
+    assert len(graphs) > 100
+    assert problems[-1].record == REST_OF_FILE
+
+
+def test_bad_space_and_templates(tmp_path: Path) -> None:
+    bad = tmp_path / "space.json"
+    bad.write_text(json.dumps({"verbs": []}))
+    with pytest.raises(InputFileError, match="verbs"):
+        imsitu.load_space(bad)
+    tab = tmp_path / "t.tab"
+    tab.write_text("stapling AGENT staples ITEM\n")
+    with pytest.raises(InputFileError, match="line 1"):
+        imsitu.load_templates(tab)

@@ -1,0 +1,231 @@
+"""The load pipeline without a database: dedup, limit, strict, dry run, checkpoints, CLI exits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from covr.cli import data
+from covr.graph.store import GraphStore, Health, IndexState, WriteSummary
+from covr.settings import Backend, Settings
+from covr_loaders import synthetic
+from covr_loaders.checkpoint import Checkpoint
+from covr_loaders.errors import LoadFailed
+from covr_loaders.jobs import gqa_job
+from covr_loaders.samples import SAMPLES, sample_jobs
+from covr_loaders.writer import run_load, validate_only
+
+pytestmark = pytest.mark.unit
+
+
+class RecordingStore(GraphStore):
+    """Counts statements; never touches a socket."""
+
+    backend = Backend.EMBEDDED
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+        self.snapshots = 0
+
+    def read(self, query: Any, params: Any = None, *, timeout: float | None = None) -> list[Any]:
+        return []
+
+    def write(
+        self, query: Any, params: Any = None, *, timeout: float | None = None
+    ) -> WriteSummary:
+        self.writes.append(query.name)
+        return WriteSummary()
+
+    def index_states(self) -> list[IndexState]:
+        return []
+
+    def apply_schema(self) -> list[IndexState]:
+        return []
+
+    def health(self) -> Health:
+        return Health(ok=True, backend=self.backend, location="memory")
+
+    def snapshot(self) -> None:
+        self.snapshots += 1
+
+    def clear(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
+
+
+def test_samples_validate_cleanly(tmp_path: Path) -> None:
+    for job in sample_jobs(settings(tmp_path)):
+        summary = validate_only(job)
+        assert summary.skipped == 0, job.source
+        assert summary.images > 0, job.source
+
+
+def test_duplicates_across_files_are_skipped(tmp_path: Path) -> None:
+    sample = SAMPLES / "gqa" / "val_sceneGraphs.json"
+    job = gqa_job([sample, sample], "val", settings(tmp_path))
+    summary = validate_only(job)
+    assert summary.images == 8
+    assert summary.skipped == 8
+    assert "duplicate image id" in summary.problems[0].message
+    assert summary.problems[0].file == str(sample)
+
+
+def test_limit(tmp_path: Path) -> None:
+    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json"], "val", settings(tmp_path))
+    assert validate_only(job, limit=3).images == 3
+
+
+def bad_file(tmp_path: Path) -> Path:
+    path = tmp_path / "val_sceneGraphs.json"
+    good = json.loads((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
+    good["2370799"]["objects"]["1058498"]["attributes"] = "red"
+    path.write_text(json.dumps(good))
+    return path
+
+
+def test_strict_writes_nothing(tmp_path: Path) -> None:
+    store = RecordingStore()
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    with pytest.raises(LoadFailed) as err:
+        run_load(store, job, data_dir=tmp_path, batch_images=2, strict=True)
+    assert store.writes == []
+    assert err.value.problems[0].field == "objects['1058498'].attributes"
+
+
+def test_non_strict_writes_valid_batches_and_checkpoints(tmp_path: Path) -> None:
+    store = RecordingStore()
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    summary = run_load(store, job, data_dir=tmp_path, batch_images=3)
+    assert summary.images == 7
+    assert summary.skipped == 1
+    assert store.writes == ["load/delete_images", "load/create_images"] * 3
+    assert store.snapshots == 1
+    saved = json.loads(Path(summary.checkpoint).read_text())
+    assert saved["batches_done"] == 3
+    assert saved["completed"] is True
+
+
+def test_checkpoint_ignores_other_fingerprints(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    Checkpoint(path=path, fingerprint="a", batches_done=4).save()
+    assert Checkpoint.open(path, "b") is None
+    loaded = Checkpoint.open(path, "a")
+    assert loaded is not None
+    assert loaded.batches_done == 4
+
+
+def test_synthetic_is_deterministic_and_sized() -> None:
+    assert list(synthetic.generate(20, seed=4)) == list(synthetic.generate(20, seed=4))
+    assert list(synthetic.generate(5, seed=4)) != list(synthetic.generate(5, seed=5))
+    sizes = synthetic.Generator(0).vocab.sizes
+    assert sizes == {"nouns": 1700, "attributes": 600, "predicates": 300, "verbs": 500}
+    graphs = list(synthetic.generate(300, seed=1))
+    mean_objects = sum(len(g.objects) for g in graphs) / len(graphs)
+    assert 13 < mean_objects < 19
+    # predicates depend on the pair: nothing but people wear things among the core nouns
+    people = set(synthetic.CORE_NOUNS["person"]) | set(synthetic.CORE_NOUNS["animal"])
+    core = {n for ns in synthetic.CORE_NOUNS.values() for n in ns}
+    for graph in graphs:
+        names = {o.id: o.name for o in graph.objects}
+        for rel in graph.relations:
+            if rel.name == "wearing" and names[rel.subject] in core:
+                assert names[rel.subject] in people
+
+
+@pytest.mark.parametrize("fmt", synthetic.FORMATS)
+def test_synthetic_files_load_with_the_real_readers(tmp_path: Path, fmt: str) -> None:
+    from covr_loaders.jobs import imsitu_job, vg_job
+
+    files = synthetic.write(fmt, tmp_path / fmt / "train.json", images=40, seed=2)
+    s = settings(tmp_path)
+    if fmt == "gqa":
+        job = gqa_job(files, "train", s)
+    elif fmt == "vg":
+        job = vg_job(files, "train", s)
+    else:
+        job = imsitu_job(files[:1], "train", s, space=files[1], templates=files[2])
+    summary = validate_only(job)
+    assert summary.images == 40
+    assert summary.skipped == 0
+
+
+def cli() -> typer.Typer:
+    app = typer.Typer()
+    app.add_typer(data.load_app, name="load")
+    app.command("synth")(data.synth)
+    return app
+
+
+def test_cli_dry_run_and_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COVR_DATA_DIR", str(tmp_path / "data"))
+    runner = CliRunner()
+    sample = str(SAMPLES / "gqa" / "val_sceneGraphs.json")
+    ok = runner.invoke(cli(), ["load", "gqa", sample, "--dry-run", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["images"] == 8
+    missing = runner.invoke(cli(), ["load", "gqa", str(tmp_path / "x.json"), "--split", "val"])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
+    folder = runner.invoke(cli(), ["load", "vg", str(tmp_path), "--dry-run"])
+    assert folder.exit_code == 2
+    assert "is a directory" in folder.output
+    strict = runner.invoke(cli(), ["load", "gqa", str(bad_file(tmp_path)), "--dry-run", "--strict"])
+    assert strict.exit_code == 2
+    assert "objects['1058498'].attributes" in strict.output
+    nosplit = runner.invoke(cli(), ["load", "gqa", str(tmp_path / "scenes.json")])
+    assert nosplit.exit_code == 2
+    assert "--split" in nosplit.output
+    for command in (["load", "--help"], ["load", "imsitu", "--help"], ["synth", "--help"]):
+        assert runner.invoke(cli(), command).exit_code == 0
+
+
+def test_cli_synth(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    result = CliRunner().invoke(
+        cli(), ["synth", "--images", "5", "--format", "vg", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(out.read_text())) == 5
+
+
+def test_reading_in_a_child_process_gives_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from covr_loaders import writer
+
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    inline = run_load(RecordingStore(), job, data_dir=tmp_path, batch_images=3, parallel=False)
+    monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)
+    store = RecordingStore()
+    forked = run_load(store, job, data_dir=tmp_path / "2", batch_images=3)
+    assert len(store.writes) == 6
+    for name in ("images", "objects", "attributes", "relations", "skipped", "images_written"):
+        assert getattr(forked, name) == getattr(inline, name), name
+    assert forked.problems == inline.problems
+
+
+def test_a_failing_reader_process_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from covr_loaders import writer
+
+    path = tmp_path / "val_sceneGraphs.json"
+    path.write_text((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
+    job = gqa_job([path], "val", settings(tmp_path))
+    path.write_text("")  # emptied after the up-front check: the reader fails in the child
+    monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)
+    store = RecordingStore()
+    with pytest.raises(writer.ReaderFailed, match="is empty"):
+        run_load(store, job, data_dir=tmp_path, batch_images=3)
+    assert store.writes == []
