@@ -78,8 +78,8 @@ def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSl
     return slots
 
 
-def load_templates(path: Path) -> dict[str, str]:
-    """``verb<TAB>sentence`` lines (blank lines and ``#`` comments ignored)."""
+def _read_tab_pairs(path: Path, expected: str) -> dict[str, str]:
+    """``key<TAB>value`` lines (blank lines and ``#`` comments ignored), both sides stripped."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -88,28 +88,22 @@ def load_templates(path: Path) -> dict[str, str]:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        verb, sep, sentence = line.partition("\t")
-        if not sep or not verb.strip() or not sentence.strip():
-            raise InputFileError(str(path), f"line {number}: expected 'verb<TAB>sentence'")
-        out[verb.strip()] = sentence.strip()
+        key, sep, value = line.partition("\t")
+        if not sep or not key.strip() or not value.strip():
+            raise InputFileError(str(path), f"line {number}: expected '{expected}'")
+        out[key.strip()] = value.strip()
     return out
+
+
+def load_templates(path: Path) -> dict[str, str]:
+    """``verb<TAB>sentence`` lines."""
+    return _read_tab_pairs(path, "verb<TAB>sentence")
 
 
 def load_noun_table(path: Path) -> dict[str, str]:
-    """Extra nouns for ids missing from the space file: ``id<TAB>gloss`` lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(str(path), f"cannot be read: {exc}") from exc
-    out: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        noun, sep, gloss = line.partition("\t")
-        if not sep or not noun.strip() or not gloss.strip():
-            raise InputFileError(str(path), f"line {number}: expected 'noun_id<TAB>gloss'")
-        out[noun.strip()] = gloss.strip().split(",")[0].strip()
-    return out
+    """Extra nouns for ids missing from the space file: ``id<TAB>gloss`` (first gloss kept)."""
+    table = _read_tab_pairs(path, "noun_id<TAB>gloss")
+    return {noun: gloss.split(",")[0].strip() for noun, gloss in table.items()}
 
 
 def load_space(
