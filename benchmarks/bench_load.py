@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from covr.graph import GraphStore, open_store
+from covr.graph import GraphStore, catalog, open_store
 from covr.scene.model import SceneGraph
 from covr.scene.records import object_key, relation_key
 from covr.settings import Settings
@@ -29,12 +29,9 @@ from covr_loaders import synthetic
 from covr_loaders.jobs import gqa_job
 from covr_loaders.writer import run_load
 
-NAIVE_IMAGE = "CREATE (i:Image) SET i = $props"
-NAIVE_OBJECT = "MATCH (i:Image {id: $image}) CREATE (i)-[:HAS]->(o:Object) SET o = $props"
-NAIVE_RELATION = (
-    "MATCH (s:Object {key: $subject}), (t:Object {key: $target}) "
-    "CREATE (s)-[:SUBJ]->(r:Relation)-[:OBJ]->(t) SET r = $props"
-)
+NAIVE_IMAGE = catalog.get("bench/naive_image")
+NAIVE_OBJECT = catalog.get("bench/naive_object")
+NAIVE_RELATION = catalog.get("bench/naive_relation")
 
 
 def peak_rss_mb() -> float:
