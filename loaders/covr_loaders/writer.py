@@ -33,7 +33,7 @@ from pathlib import Path
 from queue import Empty, Full
 from typing import Any, Protocol
 
-from covr.graph import catalog
+from covr.graph import catalog, name_stats
 from covr.graph.store import GraphStore
 from covr.scene.model import SceneGraph
 from covr.scene.records import KEY_SEP, RELATION_SEP, to_store_row
@@ -437,6 +437,7 @@ def run_load(
     finally:
         side.close()
         reporter.finish()
+    name_stats.refresh(store)  # related-image lookups anchor on these (docs/related.md §2)
     store.snapshot()
     checkpoint.completed = True
     checkpoint.save()
