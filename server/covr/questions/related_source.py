@@ -1,0 +1,206 @@
+"""Where the question engine gets related images from: a small protocol and an in-memory source.
+
+Why a protocol: the Cypher-backed lookup (``covr.related``, another room's work) and this
+in-memory source over :class:`~covr.related.reference.SceneIndex` must be interchangeable, so
+batch generation can run either against the store or from scene graphs held in memory (fast; the
+throughput goal needs it).
+
+The in-memory source never scans every image. For positives it intersects the name postings of
+``g`` (smallest first) and verifies candidates in a seeded order until ``limit`` are found. For
+distractors it walks the *edit patterns* (every set of at most ``max_distance`` positions): the
+names at the other positions must all be present, which gives a candidate list; candidates are
+verified in a seeded order with the reference matcher itself (restricted to those images), so each
+result is exactly a reference distractor, and verification stops when every pattern has
+``per_signature`` hits or ``max_checks`` images were verified. The sample is reproducible: it
+depends only on the data, ``g`` and the seed (never on set or dict iteration order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Protocol, runtime_checkable
+
+from covr.related.exclusivity import Exclusivity, default_exclusivity
+from covr.related.reference import SceneIndex, contains, distractors
+from covr.scene.edits import NodeType, name_at, parse_position, positions, signature_sort_key
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedImage:
+    """One related image: ``signature`` is ``""`` for a positive; ``subgraph`` is the concrete
+    subgraph found in it (``g`` itself for a positive)."""
+
+    image_id: str
+    signature: str
+    subgraph: Subgraph
+
+
+@runtime_checkable
+class RelatedProvider(Protocol):
+    """Related-image lookup as the question engine needs it (implemented in memory and by the
+    Cypher lookup through an adapter)."""
+
+    def scene(self, image_id: str) -> SceneGraph:
+        """The scene graph of an image (raise ``KeyError`` if unknown)."""
+        ...
+
+    def images(self, split: str) -> list[str]:
+        """Sorted ids of the images of a split."""
+        ...
+
+    def positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
+        """Up to ``limit`` images of ``split`` that contain ``g``, a seeded sample, sorted."""
+        ...
+
+    def distractors(
+        self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
+    ) -> list[RelatedImage]:
+        """Distractor images (DESIGN §5), at most ``per_signature`` per edit signature."""
+        ...
+
+
+def stable_seed(*parts: object) -> int:
+    """A 64-bit seed from text parts (hash-seed independent, unlike ``hash``)."""
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class _Restricted(SceneIndex):
+    """A view of a :class:`SceneIndex` whose candidates are a given batch of images."""
+
+    def __init__(self, base: SceneIndex, batch: Sequence[str]) -> None:  # no super(): shares data
+        self.scenes = base.scenes
+        self.postings = base.postings
+        self._batch = list(batch)
+
+    def candidates(self, g: Subgraph, max_changes: int) -> list[str]:
+        return self._batch
+
+
+class InMemoryRelated:
+    """:class:`RelatedProvider` over scene graphs in memory (see the module docstring)."""
+
+    def __init__(
+        self,
+        scenes: Iterable[SceneGraph] | SceneIndex,
+        exclusivity: Exclusivity | None = None,
+        *,
+        max_checks: int = 60,
+    ) -> None:
+        self.index = scenes if isinstance(scenes, SceneIndex) else SceneIndex(scenes)
+        self.exclusivity = exclusivity or default_exclusivity()
+        self.max_checks = max_checks
+        by_split: dict[str, list[str]] = {}
+        for image_id, scene in self.index.scenes.items():
+            by_split.setdefault(scene.graph.split, []).append(image_id)
+        self._split_images = {s: sorted(ids) for s, ids in by_split.items()}
+        self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
+        self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
+
+    # -- protocol ------------------------------------------------------------------------------
+
+    def scene(self, image_id: str) -> SceneGraph:
+        return self.index.scenes[image_id].graph
+
+    def images(self, split: str) -> list[str]:
+        return self._split_images.get(split, [])
+
+    def positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
+        names = [(parse_position(p)[0], name_at(g, p)) for p in positions(g)]
+        pool = self._intersection(names, split)
+        rng = random.Random(stable_seed(seed, "positives", g.key, split))
+        found: list[str] = []
+        for image_id in _seeded_order(pool, rng):
+            if contains(self.index.scenes[image_id].graph, g):
+                found.append(image_id)
+                if len(found) >= limit:
+                    break
+        return sorted(found)
+
+    def distractors(
+        self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
+    ) -> list[RelatedImage]:
+        rng = random.Random(stable_seed(seed, "distractors", g.key, split))
+        all_positions = list(positions(g))
+        patterns = [
+            frozenset(c)
+            for size in range(1, max_distance + 1)
+            for c in combinations(all_positions, size)
+        ]
+        hits: dict[str, list[RelatedImage]] = {}
+        checked: set[str] = set()
+        budget = self.max_checks
+        for pattern in patterns:
+            fixed = [
+                (parse_position(p)[0], name_at(g, p)) for p in all_positions if p not in pattern
+            ]
+            pool = self._intersection(fixed, split)
+            batch: list[str] = []
+            for image_id in _seeded_order(pool, rng):
+                if budget <= 0 or len(batch) >= per_signature * 3:
+                    break
+                if image_id in checked:
+                    continue
+                checked.add(image_id)
+                batch.append(image_id)
+                budget -= 1
+            if not batch:
+                continue
+            view = _Restricted(self.index, sorted(batch))
+            for d in distractors(view, g, self.exclusivity, max_distance):
+                bucket = hits.setdefault(d.signature, [])
+                if len(bucket) < per_signature:
+                    bucket.append(RelatedImage(d.image_id, d.signature, d.subgraph))
+        return [r for sig in sorted(hits, key=signature_sort_key) for r in hits[sig]]
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _posting(self, name: tuple[NodeType, str], split: str) -> list[str]:
+        key = (split, name[0], name[1])
+        cached = self._sorted_postings.get(key)
+        if cached is None:
+            in_split = self._split_sets.get(split, frozenset())
+            raw = self.index.postings.get(name, set())
+            cached = sorted(i for i in raw if i in in_split)
+            self._sorted_postings[key] = cached
+        return cached
+
+    def _intersection(self, names: Sequence[tuple[NodeType, str]], split: str) -> list[str]:
+        """Sorted images of ``split`` holding every name (all images when ``names`` is empty)."""
+        if not names:
+            return self.images(split)
+        unique = sorted(set(names))
+        lists = sorted((self._posting(n, split) for n in unique), key=len)
+        if len(lists) == 1:
+            return lists[0]
+        rest = sorted((self.index.postings.get(n, set()) for n in unique), key=len)
+        return [i for i in lists[0] if all(i in r for r in rest)]
+
+
+def _seeded_order(pool: Sequence[str], rng: random.Random) -> Iterable[str]:
+    """The pool in a random order drawn lazily (cheap when only a few items are needed)."""
+    n = len(pool)
+    if n <= 64:
+        order = list(pool)
+        rng.shuffle(order)
+        yield from order
+        return
+    seen: set[int] = set()
+    while len(seen) < n:
+        i = rng.randrange(n)
+        if i in seen:
+            if len(seen) > n // 2:  # dense: finish with a shuffle of the rest
+                rest = [j for j in range(n) if j not in seen]
+                rng.shuffle(rest)
+                for j in rest:
+                    yield pool[j]
+                return
+            continue
+        seen.add(i)
+        yield pool[i]
