@@ -1,0 +1,462 @@
+"""``covr split ...``, ``covr properties``, ``covr easiness`` and ``covr evaluate``.
+
+Everything here works on example files (the question engine's JSONL) and writes split
+directories (``train.txt``, ``test.txt``, ``iid_test.txt``, ``manifest.json``); only ``split hop
+--from-store`` opens the graph store, to read the scene graphs of the examples' images.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from covr.cli.common import EXIT_BAD_INPUT, fail, print_json
+from covr.scene.model import SceneGraph
+from covr.splits.builders import (
+    Split,
+    SplitError,
+    few_shot,
+    file_digest,
+    lexical_split,
+    program_split,
+    read_manifest,
+    write_split,
+    zero_shot,
+)
+from covr.splits.examples import (
+    Example,
+    ExampleError,
+    atomic_write_text,
+    read_examples,
+    write_examples,
+)
+
+app = typer.Typer(
+    help="Compositional splits of example files (zero-shot, few-shot, program, lexical, "
+    "held-out attribute pairs, adversarial local-structure splits, budgeted training sets).",
+    no_args_is_help=True,
+)
+
+T = TypeVar("T")
+
+EXAMPLES = typer.Option(
+    ..., "--examples", "-e", help="Examples JSONL (the question engine's output)."
+)
+OUT = typer.Option(..., "--out", "-o", help="Directory that receives one folder per split.")
+OVERWRITE = typer.Option(False, "--overwrite", help="Replace an existing split folder.")
+
+
+@contextmanager
+def _bad_input() -> Iterator[None]:
+    """Turn bad-input errors into one line on stderr and exit code 2."""
+    try:
+        yield
+    except (ExampleError, SplitError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    except ValueError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+
+
+def _load(path: Path) -> list[Example]:
+    with _bad_input():
+        return read_examples(path)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _run(build: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with _bad_input():
+        return build(*args, **kwargs)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _write(splits: list[Split], out: Path, examples_path: Path, overwrite: bool) -> None:
+    digest = file_digest(examples_path)
+    written = []
+    with _bad_input():
+        for split in splits:
+            target = write_split(
+                split,
+                out,
+                inputs={"examples": str(examples_path), "examples_sha256": digest},
+                overwrite=overwrite,
+            )
+            written.append({"name": split.name, "path": str(target), "counts": split.counts})
+    print_json({"splits": written})
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        fail(f"--seeds: expected comma-separated integers, got {text!r}", EXIT_BAD_INPUT)
+    if not seeds:
+        fail("--seeds: no seed given", EXIT_BAD_INPUT)
+    return seeds
+
+
+@app.command("zero-shot")
+def zero_shot_cmd(
+    examples: Path = EXAMPLES,
+    properties: str = typer.Option(
+        ...,
+        "--properties",
+        "-p",
+        help="Property expression: 'A&B' holds out the intersection, 'A|B' the union "
+        "(e.g. 'HAS-QUANT-COMPSCOPE&HAS-QUANT-ALL', 'TPL-VERIFYCOUNT|TPL-VERIFYCOUNTGROUPBY').",
+    ),
+    out: Path = OUT,
+    name: str | None = typer.Option(None, help="Split folder name (default from the expression)."),
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Remove every training example with the properties; test on exactly those."""
+    data = _load(examples)
+    split = _run(lambda: zero_shot(data, properties, name=name))
+    _write([split], out, examples, overwrite)
+
+
+@app.command("few-shot")
+def few_shot_cmd(
+    examples: Path = EXAMPLES,
+    properties: str = typer.Option(..., "--properties", "-p", help="Property expression."),
+    keep: int = typer.Option(..., "--keep", "-m", help="M: training examples kept with it."),
+    seed: int = typer.Option(0, help="Seed of the draw of the kept examples."),
+    out: Path = OUT,
+    name: str | None = typer.Option(None, help="Split folder name."),
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Keep only M training examples with the properties (the paper used 250 and 500)."""
+    data = _load(examples)
+    split = _run(lambda: few_shot(data, properties, keep, seed=seed, name=name))
+    _write([split], out, examples, overwrite)
+
+
+@app.command("program")
+def program_cmd(
+    examples: Path = EXAMPLES,
+    holdout: float = typer.Option(0.2, help="Share of anonymized program structures held out."),
+    seeds: str = typer.Option("0,1,2", help="Comma-separated seeds, one split each."),
+    out: Path = OUT,
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Hold out a share of the program structures (names anonymized)."""
+    data = _load(examples)
+    splits = [_run(program_split, data, holdout=holdout, seed=s) for s in _seeds(seeds)]
+    _write(splits, out, examples, overwrite)
+
+
+@app.command("lexical")
+def lexical_cmd(
+    examples: Path = EXAMPLES,
+    pairs: int = typer.Option(65, help="Name pairs held out per split."),
+    min_train: int = typer.Option(
+        50, help="Each name of a pair occurs in >= this many training examples."
+    ),
+    min_eval: int = typer.Option(
+        15, help="Each name of a pair occurs in >= this many evaluation examples."
+    ),
+    seeds: str = typer.Option("0,1,2", help="Comma-separated seeds, one split each."),
+    out: Path = OUT,
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Hold out pairs of names never seen together in a training program."""
+    data = _load(examples)
+    splits = [
+        _run(lexical_split, data, pairs=pairs, min_train=min_train, min_eval=min_eval, seed=s)
+        for s in _seeds(seeds)
+    ]
+    _write(splits, out, examples, overwrite)
+
+
+def _scene_graphs(
+    examples: list[Example], gqa: list[Path], from_store: bool
+) -> dict[str, SceneGraph]:
+    wanted = {i for e in examples for i in e["scenes"]}
+    graphs: dict[str, SceneGraph] = {}
+    if gqa:
+        from covr_loaders.errors import Problem
+        from covr_loaders.gqa import read
+        from covr_loaders.jsonio import ByteCounter
+
+        counter = ByteCounter()
+        for path in gqa:
+            if not path.is_file():
+                fail(f"--gqa {path}: no such file", EXIT_BAD_INPUT)
+            for item in read(path, split="unknown", counter=counter):
+                if isinstance(item, Problem):
+                    fail(f"--gqa {path}: record {item.record}: {item.message}", EXIT_BAD_INPUT)
+                if item.image_id in wanted:
+                    graphs[item.image_id] = item
+    if from_store:
+        from covr.cli.common import store_session
+        from covr_loaders.readback import get_scene_graph
+
+        with store_session() as store:
+            for image in sorted(wanted - graphs.keys()):
+                graph = get_scene_graph(store, image)
+                if graph is not None:
+                    graphs[image] = graph
+    if not gqa and not from_store:
+        fail("give the scene graphs with --gqa FILE or --from-store", EXIT_BAD_INPUT)
+    return graphs
+
+
+@app.command("hop")
+def hop_cmd(
+    examples: Path = EXAMPLES,
+    pair: list[str] = typer.Option(
+        [], "--pair", help="Held-out pair 'wooden,table' or 'red,metal' (repeatable)."
+    ),
+    gqa: list[Path] = typer.Option([], "--gqa", help="GQA-format scene-graph file (repeatable)."),
+    from_store: bool = typer.Option(
+        False, "--from-store", help="Read scene graphs from the store."
+    ),
+    list_pairs: bool = typer.Option(
+        False,
+        "--list-pairs",
+        help="Print candidate pairs with counts and diversity, write nothing.",
+    ),
+    min_diversity: int | None = typer.Option(None, help="With --pick: lowest diversity."),
+    max_diversity: int | None = typer.Option(None, help="With --pick: highest diversity."),
+    pick: int = typer.Option(0, help="Pick this many pairs from the candidates (seeded)."),
+    minimal_limit: int = typer.Option(200, help="Positive images per minimal test set."),
+    seed: int = typer.Option(0, help="Seed of the minimal sets and of --pick."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Directory for the split folders."),
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Held-out attribute pairs (CLEVR-HOPE): complex/minimal x IID/OOD test sets, diversity."""
+    import random
+
+    from covr.splits.hop import candidate_pairs, hop_split, parse_pair
+
+    data = _load(examples)
+    scenes = _scene_graphs(data, gqa, from_store)
+    pairs = [_run(parse_pair, p) for p in pair]
+    if list_pairs or pick:
+        rows = _run(lambda: candidate_pairs(data, scenes))
+        rows = [
+            r
+            for r in rows
+            if (min_diversity is None or r["diversity"] >= min_diversity)
+            and (max_diversity is None or r["diversity"] <= max_diversity)
+        ]
+        if list_pairs:
+            print_json({"pairs": rows})
+            return
+        chosen = random.Random(seed).sample(rows, min(pick, len(rows)))
+        pairs += [_run(parse_pair, ",".join(r["pair"])) for r in chosen]
+    if not pairs:
+        fail("give --pair, --pick N or --list-pairs", EXIT_BAD_INPUT)
+    if out is None:
+        fail("--out is required to write splits", EXIT_BAD_INPUT)
+    digest = file_digest(examples)
+    written = []
+    for p in pairs:
+        result = _run(hop_split, data, scenes, p, seed=seed, minimal_limit=minimal_limit)
+        with _bad_input():
+            target = write_split(
+                result.split,
+                out,
+                inputs={"examples": str(examples), "examples_sha256": digest},
+                overwrite=overwrite,
+            )
+        write_examples(target / "minimal_ood.jsonl", result.minimal_ood)
+        write_examples(target / "minimal_iid.jsonl", result.minimal_iid)
+        written.append({"name": result.split.name, "path": str(target), "counts": result.split.counts,
+                        "diversity": result.split.extra["diversity"]})  # fmt: skip
+    print_json({"splits": written})
+
+
+@app.command("adversarial")
+def adversarial_cmd(
+    examples: Path = EXAMPLES,
+    n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
+    max_test_share: float = typer.Option(0.3, help="K: largest share of programs held out."),
+    tau: float | None = typer.Option(0.58, help="Discard splits with mean easiness above this."),
+    max_splits: int = typer.Option(15, help="Return at most this many splits (seeded sample)."),
+    max_candidates: int = typer.Option(500, help="Structures tried as split seeds."),
+    keep_names: bool = typer.Option(False, help="Use names as symbols instead of anonymizing."),
+    no_siblings: bool = typer.Option(False, help="Ignore sibling edges (2-LS-NoSib)."),
+    seed: int = typer.Option(0),
+    out: Path = OUT,
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Adversarial splits that hold out a structure and every structure similar to it."""
+    from covr.splits.local_structures import adversarial_splits
+
+    data = _load(examples)
+    splits = _run(
+        lambda: adversarial_splits(
+            data,
+            n=n,
+            max_test_share=max_test_share,
+            tau=tau,
+            max_splits=max_splits,
+            max_candidates=max_candidates,
+            anonymize=not keep_names,
+            siblings=not no_siblings,
+            seed=seed,
+        )
+    )
+    if not splits:
+        fail("no adversarial split passed the filters (raise --tau or --max-test-share)")
+    _write(splits, out, examples, overwrite)
+
+
+@app.command("budget")
+def budget_cmd(
+    examples: Path = EXAMPLES,
+    budget: int = typer.Option(..., "--budget", "-b", help="Training examples to select."),
+    n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
+    strategy: str = typer.Option("structures", help="'structures' (paper §6.2) or 'random'."),
+    keep_names: bool = typer.Option(False, help="Use names as symbols instead of anonymizing."),
+    seed: int = typer.Option(0),
+    out: Path = OUT,
+    overwrite: bool = OVERWRITE,
+) -> None:
+    """Select a training set of a fixed size that covers the most local structures."""
+    from covr.splits.local_structures import budget_split
+
+    data = _load(examples)
+    split = _run(
+        lambda: budget_split(
+            data, budget, n=n, anonymize=not keep_names, seed=seed, strategy=strategy
+        )
+    )
+    _write([split], out, examples, overwrite)
+
+
+def properties(
+    file: Path = typer.Argument(..., help="Examples JSONL; properties are written into it."),
+    output: Path | None = typer.Option(
+        None, "--output", help="Write here instead of rewriting FILE in place."
+    ),
+) -> None:
+    """Compute every example's properties (paper Table 5) and write them into the examples."""
+    from collections import Counter
+
+    from covr.splits.properties import with_properties
+
+    with _bad_input():
+        data = read_examples(file, require_provenance=False)
+    counts: Counter[str] = Counter()
+    for example in data:
+        counts.update(
+            p for p in with_properties(example)["properties"] if not p.startswith("LEXICAL-")
+        )
+    write_examples(output or file, data)
+    print_json(
+        {
+            "examples": len(data),
+            "file": str(output or file),
+            "properties": dict(sorted(counts.items())),
+        }
+    )
+
+
+def easiness(
+    train: Path = typer.Option(..., "--train", help="Training examples JSONL."),
+    test: Path = typer.Option(..., "--test", help="Test examples JSONL."),
+    n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
+    anonymize: bool = typer.Option(False, help="Replace names by a placeholder first."),
+    no_siblings: bool = typer.Option(False, help="Ignore sibling edges (2-LS-NoSib)."),
+    output: Path | None = typer.Option(None, "--output", help="Per-example scores (JSONL)."),
+) -> None:
+    """Instance easiness of test programs given training programs (seed 004 §4.3)."""
+    from covr.splits.local_structures import EasinessModel, compound_divergence
+
+    if n not in (2, 3, 4):
+        fail(f"--n must be 2, 3 or 4, got {n}", EXIT_BAD_INPUT)
+    with _bad_input():
+        train_data = read_examples(train, require_provenance=False)
+        test_data = read_examples(test, require_provenance=False)
+    if not train_data or not test_data:
+        fail("--train and --test must each hold at least one example", EXIT_BAD_INPUT)
+    model = EasinessModel(
+        (e["program"] for e in train_data), n=n, anonymize=anonymize, siblings=not no_siblings
+    )
+    rows: list[dict[str, Any]] = []
+    for e in test_data:
+        result = model.easiness(e["program"])
+        rows.append(
+            {
+                "qid": e["qid"],
+                "easiness": result.score,
+                "unobserved": result.unobserved,
+                "hardest": list(result.hardest) if result.hardest else None,
+            }
+        )
+    if output is not None:
+        atomic_write_text(output, (json.dumps(r) + "\n" for r in rows))
+    scores = [r["easiness"] for r in rows]
+    summary: dict[str, Any] = {
+        "train_examples": len(train_data),
+        "test_examples": len(test_data),
+        "n": n,
+        "mean_easiness": statistics.fmean(scores),
+        "share_fully_observed": sum(1 for s in scores if s >= 1.0) / len(scores),
+        **compound_divergence(
+            (e["program"] for e in train_data),
+            (e["program"] for e in test_data),
+            anonymize=anonymize,
+        ),
+    }
+    if output is not None:
+        summary["output"] = str(output)
+    print_json(summary)
+
+
+def evaluate(
+    predictions: Path = typer.Argument(
+        ..., help="Predictions: JSONL {qid, prediction} or a JSON map."
+    ),
+    gold: Path = typer.Option(..., "--gold", help="Gold examples JSONL."),
+    split: Path | None = typer.Option(None, "--split", help="Split manifest (or its folder)."),
+    easiness_file: Path | None = typer.Option(
+        None, "--easiness", help="Output of 'covr easiness --output' for the AUC."
+    ),
+    text_accuracy: float | None = typer.Option(None, help="Accuracy of the text-only baseline."),
+    iid_size_accuracy: float | None = typer.Option(None, help="Accuracy of the iid-size model."),
+    lexical: bool = typer.Option(False, help="Also report LEXICAL-* properties."),
+    seed: int = typer.Option(0, help="Seed of MAJTEMPL's pick between two options."),
+    output: Path | None = typer.Option(None, "--output", help="Also write the report here (JSON)."),
+) -> None:
+    """Accuracy per template and property, MAJ/MAJTEMPL, gen. score, systematicity gap, AUC."""
+    from covr.splits.evaluate import evaluate as run_evaluation
+    from covr.splits.evaluate import read_predictions, read_scores, split_sets
+
+    if (text_accuracy is None) != (iid_size_accuracy is None):
+        fail("give both --text-accuracy and --iid-size-accuracy, or neither", EXIT_BAD_INPUT)
+    with _bad_input():
+        gold_data = read_examples(gold, require_provenance=False)
+        preds = read_predictions(predictions)
+        lists = read_manifest(split)[1] if split is not None else None
+        scores = read_scores(easiness_file) if easiness_file is not None else None
+        evaluated, train_set, iid = split_sets(gold_data, lists)
+        if not evaluated:
+            raise SplitError(f"{split}: none of the split's test ids is in {gold}")
+        report = run_evaluation(
+            evaluated,
+            preds,
+            train=train_set,
+            iid=iid,
+            easiness=scores,
+            text_accuracy=text_accuracy,
+            iid_size_accuracy=iid_size_accuracy,
+            lexical=lexical,
+            seed=seed,
+        )
+    report["gold"] = str(gold)
+    if split is not None:
+        report["split"] = str(split)
+    if output is not None:
+        atomic_write_text(output, [json.dumps(report, indent=2, sort_keys=True) + "\n"])
+    print_json(report)
+
+
+__all__ = ["app", "easiness", "evaluate", "properties"]

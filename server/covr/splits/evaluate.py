@@ -1,0 +1,277 @@
+"""Evaluation of predictions against gold examples (paper §4, arXiv §5; seeds 002 and 004).
+
+- accuracy overall, per template and per property (a missing prediction counts as wrong and is
+  reported);
+- MAJ (the majority answer of the training set) and MAJTEMPL (the majority answer of the
+  question's template in training; for the two-option templates ChooseAttr / ChooseObject /
+  ChooseRel a seeded pick between the two options, as the paper does);
+- generalization score (paper §4): the share of the gap between a text-only baseline and an
+  i.i.d.-size model that a model closes, ``(acc - acc_text) / (acc_iid_size - acc_text)``;
+- systematicity gap (seed 002): OOD accuracy minus IID accuracy (split ``test`` vs ``iid_test``);
+- AUC of the easiness score against per-example correctness (seed 004 §5).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from covr.splits.examples import Example, ExampleError, is_train, template_of
+from covr.splits.properties import compute_properties
+from covr.splits.vocab import is_name
+
+CHOICE_TEMPLATES = frozenset({"ChooseAttr", "ChooseObject", "ChooseRel"})
+CHOICE_OPS = frozenset({"choose_attr", "choose_name", "choose_relation"})
+
+
+def normalize_answer(value: Any) -> str:
+    """One spelling per answer: booleans as true/false (yes/no accepted), numbers as digits."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else str(value)
+    text = str(value).strip().lower()
+    if text in {"yes", "true"}:
+        return "true"
+    if text in {"no", "false"}:
+        return "false"
+    return text
+
+
+def read_predictions(path: Path) -> dict[str, Any]:
+    """qid → predicted answer, from JSONL (``{"qid", "prediction"}`` or ``"answer"``) or a JSON map."""
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExampleError(name, 0, "", f"cannot read: {exc.strerror or exc}") from exc
+    stripped = text.lstrip()
+    if stripped.startswith("{") and "\n{" not in stripped.rstrip():
+        try:
+            whole = json.loads(stripped)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict) and "qid" not in whole:
+            for qid, value in whole.items():
+                if not isinstance(value, bool | int | float | str):
+                    raise ExampleError(name, 0, qid, "expected a boolean, number or string")
+            return dict(whole)
+    out: dict[str, Any] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExampleError(name, number, "", f"invalid JSON: {exc.msg}") from exc
+        if not isinstance(row, dict):
+            raise ExampleError(name, number, "", "expected a JSON object")
+        qid = row.get("qid")
+        if not isinstance(qid, str) or not qid:
+            raise ExampleError(name, number, "qid", "expected a non-empty string")
+        key = "prediction" if "prediction" in row else "answer"
+        value = row.get(key)
+        if value is None or not isinstance(value, bool | int | float | str):
+            raise ExampleError(name, number, "prediction", "expected a boolean, number or string")
+        if qid in out:
+            raise ExampleError(name, number, "qid", f"{qid!r} predicted twice")
+        out[qid] = value
+    return out
+
+
+def read_scores(path: Path, field: str = "easiness") -> dict[str, float]:
+    """qid → a numeric score from a JSONL file (the output of ``covr easiness``)."""
+    out: dict[str, float] = {}
+    name = str(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ExampleError(name, 0, "", f"cannot read: {exc.strerror or exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExampleError(name, number, "", f"invalid JSON: {exc.msg}") from exc
+        if not isinstance(row, dict) or not isinstance(row.get("qid"), str):
+            raise ExampleError(name, number, "qid", "expected an object with a string qid")
+        value = row.get(field)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ExampleError(name, number, field, "expected a number")
+        out[row["qid"]] = float(value)
+    return out
+
+
+def accuracy(correct: Sequence[bool]) -> float | None:
+    return sum(correct) / len(correct) if correct else None
+
+
+def auc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """Area under the ROC curve (probability a positive outranks a negative; ties count half)."""
+    pairs = sorted(zip(scores, labels, strict=True), key=lambda p: p[0])
+    positives = sum(1 for _, y in pairs if y)
+    negatives = len(pairs) - positives
+    if not positives or not negatives:
+        return None
+    rank_sum = 0.0
+    i = 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
+            j += 1
+        mean_rank = (i + 1 + j) / 2
+        rank_sum += mean_rank * sum(1 for k in range(i, j) if pairs[k][1])
+        i = j
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+def generalization_score(acc: float, acc_text: float, acc_iid_size: float) -> float | None:
+    """``(acc - acc_text) / (acc_iid_size - acc_text)``; None when the baselines are equal."""
+    gap = acc_iid_size - acc_text
+    return None if gap == 0 else (acc - acc_text) / gap
+
+
+def _majority(answers: Iterable[str]) -> str | None:
+    counts = Counter(answers)
+    if not counts:
+        return None
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def _choice_options(example: Mapping[str, Any]) -> list[str]:
+    program = example.get("program") or []
+    for step in reversed(program):
+        if step["operation"] in CHOICE_OPS:
+            return [a for a in step.get("arguments", ()) if is_name(a)]
+    return []
+
+
+class Baselines:
+    """MAJ and MAJTEMPL fitted on training examples."""
+
+    def __init__(self, train: Sequence[Example], seed: int = 0) -> None:
+        self.seed = seed
+        self.majority = _majority(normalize_answer(e["answer"]) for e in train)
+        per_template: defaultdict[str, list[str]] = defaultdict(list)
+        for e in train:
+            per_template[template_of(e)].append(normalize_answer(e["answer"]))
+        self.per_template = {t: _majority(a) for t, a in per_template.items()}
+
+    def maj(self, example: Mapping[str, Any]) -> str | None:
+        return self.majority
+
+    def majtempl(self, example: Mapping[str, Any]) -> str | None:
+        template = template_of(example)
+        if template in CHOICE_TEMPLATES:
+            options = _choice_options(example)
+            if len(options) >= 2:
+                rng = random.Random(f"{self.seed}:{example['qid']}")
+                return normalize_answer(options[rng.randrange(2)])
+        return self.per_template.get(template, self.majority)
+
+
+def evaluate(
+    gold: Sequence[Example],
+    predictions: Mapping[str, Any],
+    *,
+    train: Sequence[Example] | None = None,
+    iid: Sequence[Example] | None = None,
+    easiness: Mapping[str, float] | None = None,
+    text_accuracy: float | None = None,
+    iid_size_accuracy: float | None = None,
+    lexical: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """All metrics for the predictions of ``gold`` (see the module docstring)."""
+    if not gold:
+        raise ValueError("no gold examples to evaluate")
+    baseline_source = "train"
+    if not train:
+        train = list(gold)
+        baseline_source = "evaluated (no training examples given)"
+    baselines = Baselines(train, seed)
+    correct: dict[str, bool] = {}
+    maj_correct: list[bool] = []
+    templ_correct: list[bool] = []
+    per_template: defaultdict[str, list[bool]] = defaultdict(list)
+    per_property: defaultdict[str, list[bool]] = defaultdict(list)
+    for e in gold:
+        gold_answer = normalize_answer(e["answer"])
+        predicted = predictions.get(e["qid"])
+        ok = predicted is not None and normalize_answer(predicted) == gold_answer
+        correct[e["qid"]] = ok
+        maj_correct.append(baselines.maj(e) == gold_answer)
+        templ_correct.append(baselines.majtempl(e) == gold_answer)
+        per_template[template_of(e)].append(ok)
+        for prop in e.get("properties") or compute_properties(e):
+            if lexical or not prop.startswith("LEXICAL-"):
+                per_property[prop].append(ok)
+    acc = accuracy(list(correct.values()))
+    assert acc is not None
+    result: dict[str, Any] = {
+        "examples": len(gold),
+        "predicted": sum(1 for e in gold if e["qid"] in predictions),
+        "missing": sum(1 for e in gold if e["qid"] not in predictions),
+        "unknown_predictions": len(set(predictions) - {e["qid"] for e in gold}),
+        "accuracy": acc,
+        "per_template": {
+            t: {"examples": len(v), "accuracy": accuracy(v)}
+            for t, v in sorted(per_template.items())
+        },
+        "per_property": {
+            p: {"examples": len(v), "accuracy": accuracy(v)}
+            for p, v in sorted(per_property.items())
+        },
+        "baselines": {
+            "maj": accuracy(maj_correct),
+            "maj_answer": baselines.majority,
+            "majtempl": accuracy(templ_correct),
+            "source": baseline_source,
+            "train_examples": len(train),
+        },
+    }
+    if text_accuracy is not None and iid_size_accuracy is not None:
+        result["generalization_score"] = generalization_score(acc, text_accuracy, iid_size_accuracy)
+        result["generalization_inputs"] = {"text": text_accuracy, "iid_size": iid_size_accuracy}
+    if iid:
+        iid_ok = [
+            predictions.get(e["qid"]) is not None
+            and normalize_answer(predictions[e["qid"]]) == normalize_answer(e["answer"])
+            for e in iid
+        ]
+        iid_acc = accuracy(iid_ok)
+        result["systematicity_gap"] = {
+            "ood_accuracy": acc,
+            "iid_accuracy": iid_acc,
+            "iid_examples": len(iid),
+            "gap": None if iid_acc is None else acc - iid_acc,
+        }
+    if easiness is not None:
+        scored = [(easiness[q], ok) for q, ok in correct.items() if q in easiness]
+        result["easiness_auc"] = {
+            "auc": auc([s for s, _ in scored], [ok for _, ok in scored]) if scored else None,
+            "scored_examples": len(scored),
+        }
+    return result
+
+
+def split_sets(
+    gold: Sequence[Example], lists: Mapping[str, Sequence[str]] | None
+) -> tuple[list[Example], list[Example], list[Example]]:
+    """(evaluated, training, iid) examples from a split's id lists, or by source split."""
+    by_id = {e["qid"]: e for e in gold}
+    if lists is None:
+        train = [e for e in gold if is_train(e)]
+        evaluated = [e for e in gold if not is_train(e)] or list(gold)
+        return evaluated, train, []
+    evaluated = [by_id[q] for q in lists.get("test", ()) if q in by_id]
+    train = [by_id[q] for q in lists.get("train", ()) if q in by_id]
+    iid = [by_id[q] for q in lists.get("iid_test", ()) if q in by_id]
+    return evaluated, train, iid
