@@ -106,6 +106,56 @@ class Settings(BaseSettings):
         description="imSitu verb sentence templates (verb<TAB>sentence); empty → the bundled file.",
     )
 
+    # --- subgraphs and related images (docs/related.md, docs/subgraphs.md §4) ---
+    subgraph_ignored_nouns: str = Field(
+        default="head,snow,ground,sky,road,grass,field,wall,sidewalk,street",
+        description="Comma-separated nouns never used in subgraphs (reference generator's list).",
+    )
+    subgraph_ignored_relations: str = Field(
+        default="of,with,to the left of,to the right of",
+        description="Comma-separated relations never used in subgraphs.",
+    )
+    subgraph_ignored_pairs: str = Field(
+        default="wearing:shirt,wearing:shoe,wearing:shoes,wearing:sock,wearing:socks,"
+        "wearing:pants,wearing:clothes",
+        description="Comma-separated relation:noun pairs ignored unless the noun has an attribute.",
+    )
+    subgraph_min_object_area: float = Field(
+        default=400.0, ge=0, description="Objects with a box area <= this (px²) are left out."
+    )
+    subgraph_max_per_image: int = Field(
+        default=1000, ge=1, description="Subgraphs enumerated per image at most (smallest first)."
+    )
+    related_per_signature: int = Field(
+        default=5, ge=1, le=10_000, description="Default distractors per edit signature."
+    )
+    related_positives: int = Field(
+        default=5, ge=1, le=10_000, description="Default number of positive images returned."
+    )
+    related_batch_min: int = Field(
+        default=16,
+        ge=1,
+        le=100_000,
+        description="Candidate images verified per signature in a lookup's first round "
+        "(rounds grow 4x).",
+    )
+    related_batch_max: int = Field(
+        default=4096, ge=1, le=1_000_000, description="Largest candidate batch of one branch."
+    )
+    related_list_max: int = Field(
+        default=400,
+        ge=0,
+        le=100_000,
+        description="Longest name list passed as a query prefilter; longer ones are checked "
+        "in Python only.",
+    )
+    related_cache_results: int = Field(
+        default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."
+    )
+    related_cache_postings: int = Field(
+        default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
+    )
+
     @field_validator("graph_uri")
     @classmethod
     def _check_uri(cls, value: str) -> str:

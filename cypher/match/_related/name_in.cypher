@@ -1,0 +1,3 @@
+// fragment of the related-image match builder (covr.related.cypher_path); placeholders {{name}} take identifiers or rendered fragments
+// summary: a name from an allow-list
+{{v}}.name IN ${{p}}

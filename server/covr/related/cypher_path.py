@@ -1,0 +1,244 @@
+"""Builders of the related-image match queries, assembled from ``cypher/match/_related`` fragments.
+
+A subgraph's shape decides the query's shape, so the text cannot be one static file: the builder
+walks ``g`` in canonical order (every object after the relation or rel-mod leading to it, as the
+reference matcher does) and glues fragments together. Only identifiers the builder makes itself
+(``o0``, ``r1``, ``m2``, ``b3_o0``) and properties from a fixed allowlist ever enter the text;
+every name is a ``$parameter``. The builders are pure functions returning ``(query, params)``;
+golden-text tests pin their output for every shape.
+
+One *branch* matches ``g``'s shape inside a batch of candidate images (``UNWIND $ids``) with one
+:class:`Rule` per position, and returns the names found at every position. A *round* of a lookup
+joins one branch per edit signature with ``UNION ALL`` so that all signatures cost one round trip.
+The rules are prefilters: the lookup re-checks every returned row with the exclusivity model in
+Python, so a rule only has to let through a superset of the true matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from covr.scene.edits import parse_position, positions
+from covr.scene.subgraph import Subgraph
+
+RuleOp = Literal["eq", "ne", "in", "not_in", "ne_not_in", "any"]
+"""How one position is constrained: equal to ``value``; different from it; in ``values``; not in
+``values``; different from ``value`` and not in ``values``; anything (for attributes: the object
+has at least one attribute)."""
+
+_FRAGMENTS = ("match", "_related")
+_PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
+_COMPOSITE = frozenset({"condition", "names", "attributes", "relation_names", "relmod_names"})
+_PROPERTIES = frozenset({"name", "attributes"})
+
+
+class BuilderError(ValueError):
+    """A builder was asked for something it cannot express (a programming error, not user input)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The constraint on one position of a branch (see :data:`RuleOp`)."""
+
+    op: RuleOp
+    value: str | None = None
+    values: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        needs_value = self.op in ("eq", "ne", "ne_not_in")
+        if needs_value != (self.value is not None):
+            raise BuilderError(f"rule {self.op!r} {'needs' if needs_value else 'takes no'} value")
+        if self.op in ("eq", "ne", "any") and self.values:
+            raise BuilderError(f"rule {self.op!r} takes no list")
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One ``UNION ALL`` branch: ``g``'s shape with a rule per position over a batch of images."""
+
+    g: Subgraph
+    rules: Mapping[str, Rule]
+    image_ids: Sequence[str]
+    tag: int
+
+
+@cache
+def fragment(name: str) -> str:
+    """The text of ``cypher/match/_related/<name>.cypher`` without its header comments."""
+    if not _IDENTIFIER.match(name):
+        raise BuilderError(f"bad fragment name {name!r}")
+    path = resources.files("covr_cypher").joinpath(*_FRAGMENTS, f"{name}.cypher")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BuilderError(f"no fragment cypher/match/_related/{name}.cypher") from None
+    lines = [line.rstrip() for line in raw.splitlines() if not line.lstrip().startswith("//")]
+    text = "\n".join(lines).strip("\n")
+    if not text.strip():
+        raise BuilderError(f"fragment {name} is empty")
+    return text
+
+
+def render(name: str, **values: str) -> str:
+    """Fill a fragment's placeholders; identifiers are checked, composite parts are built text."""
+    text = fragment(name)
+    wanted = set(_PLACEHOLDER.findall(text))
+    if wanted != set(values):
+        raise BuilderError(f"fragment {name} needs {sorted(wanted)}, got {sorted(values)}")
+    for key, value in values.items():
+        if key not in _COMPOSITE and not _IDENTIFIER.match(value):
+            raise BuilderError(f"fragment {name}: {key}={value!r} is not an identifier")
+        if key == "prop" and value not in _PROPERTIES:
+            raise BuilderError(f"fragment {name}: property {value!r} is not allowed")
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+# -- rules -------------------------------------------------------------------------------------
+
+
+def exact_rules(g: Subgraph) -> dict[str, Rule]:
+    """Every position equal to ``g``'s name: the positives' rules."""
+    from covr.scene.edits import name_at
+
+    return {p: Rule("eq", name_at(g, p)) for p in positions(g)}
+
+
+def _conditions(var: str, kind: str, rule: Rule, param: str, params: dict[str, Any]) -> list[str]:
+    """The WHERE conditions of one position (``kind`` is name or attribute)."""
+    if kind == "attribute":
+        if rule.op == "eq":
+            params[param] = rule.value
+            return [render("attribute_has", p=param, v=var)]
+        if rule.op == "ne":
+            params[param] = rule.value
+            return [render("attribute_ne", p=param, v=var)]
+        if rule.op == "in":
+            params[param] = list(rule.values)
+            return [render("attribute_in", p=param, v=var)]
+        if rule.op == "not_in":
+            params[param] = list(rule.values)
+            return [render("attribute_not_in", p=param, v=var)]
+        if rule.op == "ne_not_in":
+            params[f"{param}_x"] = rule.value
+            params[param] = list(rule.values)
+            return [render("attribute_ne_not_in", p=param, v=var, x=f"{param}_x")]
+        return [render("attribute_nonempty", v=var)]
+    if rule.op == "eq":
+        params[param] = rule.value
+        return [render("name_eq", p=param, v=var)]
+    if rule.op == "ne":
+        params[param] = rule.value
+        return [render("name_ne", p=param, v=var)]
+    if rule.op == "in":
+        params[param] = list(rule.values)
+        return [render("name_in", p=param, v=var)]
+    if rule.op == "not_in":
+        params[param] = list(rule.values)
+        return [render("name_not_in", p=param, v=var)]
+    if rule.op == "ne_not_in":
+        params[f"{param}_x"] = rule.value
+        params[param] = list(rule.values)
+        return [
+            render("name_ne", p=f"{param}_x", v=var),
+            render("name_not_in", p=param, v=var),
+        ]
+    return []
+
+
+def _clause(head: str, conditions: list[str]) -> str:
+    lines = [head]
+    for i, condition in enumerate(conditions):
+        lines.append(render("where" if i == 0 else "and", condition=condition))
+    return "\n".join(lines)
+
+
+def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[str, dict[str, Any]]:
+    """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values)."""
+    if not _IDENTIFIER.match(prefix):
+        raise BuilderError(f"bad prefix {prefix!r}")
+    missing = set(positions(g)) - set(rules)
+    extra = set(rules) - set(positions(g))
+    if missing or extra:
+        raise BuilderError(f"rules must cover exactly the positions of {g.key}")
+    params: dict[str, Any] = {}
+
+    def object_conditions(i: int) -> list[str]:
+        out = _conditions(f"o{i}", "name", rules[f"object@{i}"], f"{prefix}_o{i}", params)
+        if g.objects[i].attribute is not None:
+            out += _conditions(
+                f"o{i}", "attribute", rules[f"attribute@{i}"], f"{prefix}_a{i}", params
+            )
+        out += [render("distinct", a=f"o{i}", b=f"o{k}") for k in range(i)]
+        return out
+
+    incoming: dict[int, tuple[str, int]] = {}
+    for j, rel in enumerate(g.relations):
+        incoming[rel.object] = ("relation", j)
+    for k, mod in enumerate(g.relmods):
+        incoming[mod.object] = ("relmod", k)
+    root_conditions = [render("image_in", ids=f"{prefix}_ids"), *object_conditions(0)]
+    clauses = [_clause(render("root", o="o0"), root_conditions)]
+    for i in range(1, len(g.objects)):
+        kind, index = incoming[i]
+        if kind == "relation":
+            rel = g.relations[index]
+            head = render("relation", r=f"r{index}", s=f"o{rel.subject}", t=f"o{i}")
+            own = _conditions(
+                f"r{index}", "name", rules[f"relation@{index}"], f"{prefix}_r{index}", params
+            )
+        else:
+            mod = g.relmods[index]
+            head = render("relmod", m=f"m{index}", r=f"r{mod.relation}", t=f"o{i}")
+            own = _conditions(
+                f"m{index}", "name", rules[f"relmod@{index}"], f"{prefix}_m{index}", params
+            )
+        clauses.append(_clause(head, own + object_conditions(i)))
+
+    def items(var: str, count: int, prop: str) -> str:
+        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+
+    clauses.append(
+        render(
+            "return",
+            tag=f"{prefix}_tag",
+            names=items("o", len(g.objects), "name"),
+            attributes=items("o", len(g.objects), "attributes"),
+            relation_names=items("r", len(g.relations), "name"),
+            relmod_names=items("m", len(g.relmods), "name"),
+        )
+    )
+    return "\n".join(clauses), params
+
+
+def match_query(
+    g: Subgraph, rules: Mapping[str, Rule], image_ids: Sequence[str], tag: int = 0
+) -> tuple[str, dict[str, Any]]:
+    """One branch as a complete query: ``g``'s shape under ``rules`` in the given images."""
+    return union_query([Branch(g, rules, image_ids, tag)])
+
+
+def union_query(branches: Sequence[Branch]) -> tuple[str, dict[str, Any]]:
+    """Branches joined with ``UNION ALL``; branch ``n`` uses parameters ``$b<n>_*``."""
+    if not branches:
+        raise BuilderError("a query needs at least one branch")
+    texts: list[str] = []
+    params: dict[str, Any] = {}
+    for n, branch in enumerate(branches):
+        prefix = f"b{n}"
+        text, own = branch_text(branch.g, branch.rules, prefix)
+        texts.append(text)
+        params.update(own)
+        params[f"{prefix}_ids"] = list(branch.image_ids)
+        params[f"{prefix}_tag"] = branch.tag
+    return f"\n{render('union')}\n".join(texts), params
+
+
+def position_kind(position: str) -> str:
+    """``object``, ``attribute``, ``relation`` or ``relmod``."""
+    return parse_position(position)[0]

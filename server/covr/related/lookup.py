@@ -1,0 +1,836 @@
+"""Related images in the graph store: positives and edit-distance-1/2 distractors (DESIGN.md §5).
+
+The definitions are the reference matcher's (:mod:`covr.related.reference`, docs/subgraphs.md §8);
+this module computes the same thing with parameterized Cypher, fast, and with seeded sampling.
+How (docs/related.md §3 has the long version):
+
+1. **Candidates without store-order bias.** For an edit signature ``S`` every position outside
+   ``S`` keeps ``g``'s name, so a distractor image must hold all those names. The candidate pool is
+   the intersection of the image lists of those names (fetched with one index-backed query per
+   name, rarest first as the name statistics say, and cached), or every image of the split when
+   nothing is fixed. The pool is ordered by a keyed 64-bit hash of ``(seed, signature, image id)``:
+   a seeded permutation that ignores how the store orders anything.
+2. **Verification in batches.** Candidates are checked in that order, a batch at a time, by one
+   query per *round*: one ``UNION ALL`` branch per unfinished signature (and one for positives),
+   each matching ``g``'s shape inside its batch (``i.id IN $ids``) with fixed names as equality
+   parameters and changed positions as "different and not in the non-exclusive list" (or "in the
+   exclusive list", whichever is shorter; lists computed in Python from the vocabulary). Batches
+   grow 4x per round; a signature stops when it has enough results or its pool is exhausted.
+3. **Exclusion.** Images that produced a distractor row are checked once more for an
+   overlap-relaxed copy of ``g`` (which includes ``g`` itself) by one query per round.
+4. **Exactness.** Every returned row is re-checked with the :class:`Exclusivity` model in Python
+   (the list filters are only prefilters), attribute choices are expanded as the reference does, and
+   a concrete ``g'`` that is not a valid subgraph (a noun twice) is dropped.
+
+Results are cached per (subgraph key, split, arguments, model version) and dropped when the
+store's name-statistics generation changes (every completed load bumps it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from covr.graph import catalog, name_stats
+from covr.graph.store import GraphStore
+from covr.related.cypher_path import Branch, Rule, exact_rules, union_query
+from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity, default_exclusivity
+from covr.related.reference import Distractor, PresenceFilter, contains, no_presence_filter
+from covr.scene.edits import (
+    NodeType,
+    name_at,
+    parse_position,
+    positions,
+    signature,
+    signature_sort_key,
+    substitute,
+)
+from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
+from covr.scene.model import SceneGraph
+from covr.scene.records import from_store_record
+from covr.scene.subgraph import Subgraph, SubgraphError
+from covr.settings import Settings, get_settings
+
+__all__ = [
+    "RelatedError",
+    "RelatedLookup",
+    "RelatedResult",
+    "StatsMissing",
+    "UnknownImage",
+    "UnknownSubgraph",
+    "enumeration_options",
+]
+
+IdArray = npt.NDArray[np.int64]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class RelatedError(ValueError):
+    """Bad input to a lookup; ``field`` names the argument."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class UnknownImage(RelatedError):
+    """The image id is not in the store."""
+
+
+class UnknownSubgraph(RelatedError):
+    """The subgraph key is not a subgraph of the image."""
+
+
+class StatsMissing(RelatedError):
+    """The store holds images but no name statistics (written at the end of every load)."""
+
+
+@dataclass(frozen=True)
+class RelatedResult:
+    """Positives and distractors of one subgraph; see docs/related.md §1."""
+
+    query: Subgraph
+    split: str | None
+    seed: int
+    positives: tuple[str, ...]
+    distractors: tuple[Distractor, ...]
+    offset: int = 0
+    next_offset: int | None = None
+
+    def by_signature(self) -> dict[str, list[str]]:
+        """``signature -> image ids`` in result order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for d in self.distractors:
+            out[d.signature].append(d.image_id)
+        return dict(out)
+
+    def signatures(self) -> list[str]:
+        """The signatures present, in canonical order."""
+        return sorted({d.signature for d in self.distractors}, key=signature_sort_key)
+
+
+def _split_list(text: str) -> frozenset[str]:
+    return frozenset(p.strip() for p in text.split(",") if p.strip())
+
+
+def enumeration_options(settings: Settings) -> EnumerationOptions:
+    """Subgraph enumeration options from ``COVR_SUBGRAPH_*`` (defaults: the reference values)."""
+    pairs: set[tuple[str, str]] = set()
+    for item in _split_list(settings.subgraph_ignored_pairs):
+        relation, sep, noun = item.partition(":")
+        if not sep or not relation.strip() or not noun.strip():
+            raise ValueError(
+                f"COVR_SUBGRAPH_IGNORED_PAIRS: {item!r} is not 'relation:noun' (e.g. wearing:shirt)"
+            )
+        pairs.add((relation.strip(), noun.strip()))
+    return EnumerationOptions(
+        ignored_nouns=_split_list(settings.subgraph_ignored_nouns),
+        ignored_relations=_split_list(settings.subgraph_ignored_relations),
+        ignored_pairs=frozenset(pairs),
+        min_object_area=settings.subgraph_min_object_area,
+        max_subgraphs=settings.subgraph_max_per_image,
+    )
+
+
+# -- seeded order ------------------------------------------------------------------------------
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _mix(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """splitmix64's finalizer, vectorized: a bijection that scrambles every bit."""
+    z = values.copy()
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+class _Stream:
+    """Image indices of a pool, handed out in the order of their seeded keys."""
+
+    def __init__(self, pool: IdArray, keys: npt.NDArray[np.uint64]) -> None:
+        self.pool = pool
+        self.keys = keys
+        self.cursor = 0
+        self._sorted: IdArray = np.empty(0, dtype=np.int64)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.cursor >= len(self.pool)
+
+    def take(self, n: int) -> IdArray:
+        end = min(len(self.pool), self.cursor + n)
+        if end > len(self._sorted):
+            size = len(self.pool)
+            want = min(size, max(end, 2 * len(self._sorted)))
+            part = np.argpartition(self.keys, want - 1)[:want] if want < size else np.arange(size)
+            order = part[np.argsort(self.keys[part], kind="stable")]
+            self._sorted = self.pool[order]
+        out = self._sorted[self.cursor : end]
+        self.cursor = end
+        return out
+
+
+class _Images:
+    """Every image id of the store with its split and a per-image base hash (one generation)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        rows = sorted(rows, key=lambda r: str(r["id"]))
+        self.ids = [str(r["id"]) for r in rows]
+        self.index = {image_id: n for n, image_id in enumerate(self.ids)}
+        names = sorted({str(r["split"]) for r in rows})
+        self.split_codes = {name: code for code, name in enumerate(names)}
+        self.splits = np.array([self.split_codes[str(r["split"])] for r in rows], dtype=np.int64)
+        self.base = np.array([_hash64(i) for i in self.ids], dtype=np.uint64)
+
+    def all(self, split: str | None) -> IdArray:
+        if split is None:
+            return np.arange(len(self.ids), dtype=np.int64)
+        code = self.split_codes.get(split)
+        if code is None:
+            return np.empty(0, dtype=np.int64)
+        return np.flatnonzero(self.splits == code).astype(np.int64)
+
+    def in_split(self, pool: IdArray, split: str | None) -> IdArray:
+        if split is None:
+            return pool
+        code = self.split_codes.get(split)
+        if code is None:
+            return np.empty(0, dtype=np.int64)
+        kept: IdArray = pool[self.splits[pool] == code]
+        return kept
+
+    def stream(self, pool: IdArray, seed: int, salt: str) -> _Stream:
+        key = np.uint64(_hash64(f"{seed}\x1f{salt}"))
+        return _Stream(pool, _mix(self.base[pool] ^ key))
+
+
+class _LRU(OrderedDict[K, V]):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: K, value: V) -> None:
+        if self.size <= 0:
+            return
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+    def fetch(self, key: K) -> V | None:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+
+_POSTINGS = {
+    "object": "match/related/postings_object",
+    "relation": "match/related/postings_relation",
+    "relmod": "match/related/postings_relmod",
+}
+_ANCHOR_ENOUGH = 256
+"""Stop intersecting further names' image lists once a pool is this small."""
+
+
+@dataclass
+class _SigState:
+    """One signature (or the positives, signature ``""``) during a lookup."""
+
+    signature: str
+    changed: tuple[str, ...]
+    rules: dict[str, Rule]
+    stream: _Stream
+    target: int | None
+    batch: int
+    found: list[Distractor]
+    positives: list[str]
+    done: bool = False
+
+
+class RelatedLookup:
+    """Positives and distractors of subgraphs, computed in the graph store (docs/related.md)."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        *,
+        exclusivity: Exclusivity | None = None,
+        presence_filter: PresenceFilter = no_presence_filter,
+        model_version: str = "resource",
+        settings: Settings | None = None,
+    ) -> None:
+        self.store = store
+        self.exclusivity = exclusivity or default_exclusivity()
+        self.presence_filter = presence_filter
+        self.model_version = model_version
+        self.settings = settings or get_settings()
+        self.options = enumeration_options(self.settings)
+        self._lock = threading.RLock()
+        self._generation: str | None = None
+        self._images: _Images | None = None
+        self._vocab: dict[tuple[str, str | None], dict[str, tuple[int, int]]] = {}
+        self._lists: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._m: dict[tuple[str, str, str], bool] = {}
+        self._postings: _LRU[tuple[str, str], IdArray] = _LRU(self.settings.related_cache_postings)
+        self._results: _LRU[tuple[Any, ...], RelatedResult] = _LRU(
+            self.settings.related_cache_results
+        )
+        self._concrete: dict[tuple[str, tuple[tuple[str, str], ...]], Subgraph | None] = {}
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def positives(
+        self,
+        g: Subgraph | str,
+        *,
+        split: str | None = None,
+        limit: int | None = None,
+        seed: int = 0,
+        offset: int = 0,
+    ) -> list[str]:
+        """Image ids that contain ``g``, in the seeded order (at most ``limit``; None = all)."""
+        result = self.related(
+            g,
+            split=split,
+            max_distance=0,
+            per_signature=None,
+            positives_limit=limit,
+            seed=seed,
+            offset=offset,
+        )
+        return list(result.positives)
+
+    def related(
+        self,
+        g: Subgraph | str,
+        *,
+        split: str | None = None,
+        max_distance: int = 2,
+        per_signature: int | None = 5,
+        limit: int | None = None,
+        positives_limit: int | None = 5,
+        seed: int = 0,
+        offset: int = 0,
+        presence: bool = True,
+    ) -> RelatedResult:
+        """Positives and distractors of ``g`` (see docs/related.md §1 for every argument)."""
+        subgraph = _as_subgraph(g)
+        _check_args(max_distance, per_signature, limit, positives_limit, seed, offset, split)
+        with self._lock:
+            self._refresh_generation()
+            key = (
+                subgraph.key,
+                split,
+                max_distance,
+                per_signature,
+                limit,
+                positives_limit,
+                seed,
+                offset,
+                presence,
+                self.model_version,
+            )
+            cached = self._results.fetch(key)
+            if cached is not None:
+                return cached
+            result = self._lookup(
+                subgraph,
+                split,
+                max_distance,
+                per_signature,
+                limit,
+                positives_limit,
+                seed,
+                offset,
+                presence,
+            )
+            self._results.put(key, result)
+            return result
+
+    def scene_graph(self, image_id: str) -> SceneGraph:
+        """The stored scene graph of ``image_id``; :class:`UnknownImage` when absent."""
+        if not isinstance(image_id, str) or not image_id.strip():
+            raise UnknownImage("image_id", f"must be a non-empty string, got {image_id!r}")
+        rows = self.store.read(catalog.get("match/scene_graph"), {"image_id": image_id})
+        if not rows:
+            raise UnknownImage("image_id", f"no image {image_id!r} in the store")
+        return from_store_record(rows[0])
+
+    def subgraphs_of_image(self, image_id: str) -> list[Subgraph]:
+        """Every subgraph of the stored image (enumeration options from settings)."""
+        return enumerate_subgraphs(self.scene_graph(image_id), self.options)
+
+    def for_image(
+        self,
+        image_id: str,
+        subgraph_key: str | None = None,
+        *,
+        max_subgraphs: int | None = None,
+        split: str | None = None,
+        max_distance: int = 2,
+        per_signature: int | None = 5,
+        limit: int | None = None,
+        positives_limit: int | None = 5,
+        seed: int = 0,
+        offset: int = 0,
+        presence: bool = True,
+    ) -> list[RelatedResult]:
+        """Related images of one subgraph of the image (``subgraph_key``) or of all of them.
+
+        The source image is always the first positive of each result (when it is in ``split``).
+        """
+        if max_subgraphs is not None and max_subgraphs < 1:
+            raise RelatedError("max_subgraphs", "must be >= 1")
+        scene = self.scene_graph(image_id)
+        if subgraph_key is not None:
+            g = Subgraph.from_key(subgraph_key)
+            if not contains(scene, g):
+                raise UnknownSubgraph(
+                    "subgraph_key", f"{subgraph_key!r} is not a subgraph of image {image_id!r}"
+                )
+            targets = [g]
+        else:
+            targets = enumerate_subgraphs(scene, self.options)
+            if max_subgraphs is not None:
+                targets = targets[:max_subgraphs]
+        out: list[RelatedResult] = []
+        for g in targets:
+            result = self.related(
+                g,
+                split=split,
+                max_distance=max_distance,
+                per_signature=per_signature,
+                limit=limit,
+                positives_limit=positives_limit,
+                seed=seed,
+                offset=offset,
+                presence=presence,
+            )
+            if split is None or scene.split == split:
+                rest = [p for p in result.positives if p != image_id]
+                first = (image_id, *rest)
+                if positives_limit is not None:
+                    first = first[:positives_limit]
+                result = RelatedResult(
+                    result.query,
+                    result.split,
+                    result.seed,
+                    first,
+                    result.distractors,
+                    result.offset,
+                    result.next_offset,
+                )
+            out.append(result)
+        return out
+
+    def clear_cache(self) -> None:
+        """Forget every cached result, image list and vocabulary."""
+        with self._lock:
+            self._reset(None)
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def _reset(self, generation: str | None) -> None:
+        self._generation = generation
+        self._images = None
+        self._vocab.clear()
+        self._lists.clear()
+        self._postings.clear()
+        self._results.clear()
+
+    def _refresh_generation(self) -> None:
+        current = name_stats.generation(self.store)
+        if current is None and self.store.read(catalog.get("load/any_image")):
+            raise StatsMissing(
+                "store",
+                "the store holds images but no name statistics; they are written at the "
+                "end of every load (re-run the load, or call covr.graph.name_stats.refresh)",
+            )
+        if current != self._generation or current is None:
+            self._reset(current)
+
+    def _table(self) -> _Images:
+        if self._images is None:
+            self._images = _Images(self.store.read(catalog.get("match/related/images")))
+        return self._images
+
+    def _vocabulary(self, node_type: str, split: str | None) -> dict[str, tuple[int, int]]:
+        key = (node_type, split)
+        if key not in self._vocab:
+            self._vocab[key] = name_stats.vocabulary(self.store, node_type, split)  # type: ignore[arg-type]
+        return self._vocab[key]
+
+    def _exclusive(self, node_type: NodeType, x: str, y: str) -> bool:
+        key = (node_type, x, y)
+        hit = self._m.get(key)
+        if hit is None:
+            hit = x != y and self.exclusivity.m(node_type, x, y) > EXCLUSIVE_THRESHOLD
+            if len(self._m) > 1_000_000:
+                self._m.clear()
+            self._m[key] = hit
+        return hit
+
+    def _alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(exclusive, non-exclusive) names of the vocabulary other than ``x``."""
+        key = (node_type, x)
+        if key not in self._lists:
+            names = sorted(n for n in self._vocabulary(node_type, None) if n != x)
+            exclusive = tuple(n for n in names if self._exclusive(node_type, x, n))
+            chosen = set(exclusive)
+            others = tuple(n for n in names if n not in chosen)
+            self._lists[key] = (exclusive, others)
+        return self._lists[key]
+
+    def _posting(self, node_type: str, name: str) -> IdArray:
+        key = (node_type, name)
+        hit = self._postings.fetch(key)
+        if hit is None:
+            table = self._table()
+            rows = self.store.read(catalog.get(_POSTINGS[node_type]), {"name": name})
+            found = [table.index[r["id"]] for r in rows if r["id"] in table.index]
+            hit = np.unique(np.array(found, dtype=np.int64))
+            self._postings.put(key, hit)
+        return hit
+
+    def _pool(self, g: Subgraph, fixed: Sequence[str], split: str | None) -> IdArray:
+        """Images holding every fixed non-attribute name (rarest first), in ``split``."""
+        table = self._table()
+        typed = []
+        for pos in fixed:
+            kind = parse_position(pos)[0]
+            if kind == "attribute":
+                continue  # attributes are a list property: no index to draw candidates from
+            name = name_at(g, pos)
+            images = self._vocabulary(kind, split).get(name, (0, 0))[0]
+            typed.append((images, kind, name))
+        if not typed:
+            return table.all(split)
+        typed.sort()
+        if typed[0][0] == 0:
+            return np.empty(0, dtype=np.int64)
+        pool: IdArray | None = None
+        for _, kind, name in typed:
+            if pool is not None and len(pool) <= _ANCHOR_ENOUGH:
+                break
+            ids = self._posting(kind, name)
+            pool = ids if pool is None else np.intersect1d(pool, ids, assume_unique=True)
+        assert pool is not None
+        return table.in_split(pool, split)
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    def _distractor_rule(self, g: Subgraph, pos: str) -> Rule | None:
+        """Rule of a changed position, or None when no name of the store could be exclusive."""
+        kind = parse_position(pos)[0]
+        x = name_at(g, pos)
+        exclusive, others = self._alternatives(kind, x)
+        if not exclusive:
+            return None
+        cap = self.settings.related_list_max
+        if kind == "attribute":
+            if len(exclusive) <= cap:
+                return Rule("in", values=exclusive)
+            if len(others) <= cap:
+                return Rule("ne_not_in", x, others)
+            return Rule("ne", x)
+        if len(others) <= cap:
+            return Rule("ne_not_in", x, others) if others else Rule("ne", x)
+        if len(exclusive) <= cap:
+            return Rule("in", values=exclusive)
+        return Rule("ne", x)
+
+    def _relaxed_rule(self, g: Subgraph, pos: str) -> Rule:
+        kind = parse_position(pos)[0]
+        x = name_at(g, pos)
+        exclusive, others = self._alternatives(kind, x)
+        cap = self.settings.related_list_max
+        if len(others) + 1 <= cap:
+            return Rule("in", values=(x, *others))
+        if len(exclusive) <= cap:
+            return Rule("not_in", values=exclusive)
+        return Rule("any")
+
+    # -- the lookup ------------------------------------------------------------------------------
+
+    def _lookup(
+        self,
+        g: Subgraph,
+        split: str | None,
+        max_distance: int,
+        per_signature: int | None,
+        limit: int | None,
+        positives_limit: int | None,
+        seed: int,
+        offset: int,
+        presence: bool,
+    ) -> RelatedResult:
+        table = self._table()
+        all_positions = positions(g)
+        batch_min = self.settings.related_batch_min
+        states: list[_SigState] = []
+
+        def target(cap: int | None) -> int | None:
+            return None if cap is None else offset + cap + 1
+
+        def first_batch(want: int | None) -> int:
+            if want is None:
+                return self.settings.related_batch_max
+            return max(batch_min, 2 * want)
+
+        pos_target = target(positives_limit)
+        states.append(
+            _SigState(
+                "",
+                (),
+                exact_rules(g),
+                table.stream(self._pool(g, all_positions, split), seed, ""),
+                pos_target,
+                first_batch(pos_target),
+                [],
+                [],
+            )
+        )
+        sig_target = target(per_signature)
+        for size in range(1, min(max_distance, len(all_positions)) + 1):
+            for changed in itertools.combinations(all_positions, size):
+                sig = signature(changed)
+                rules = exact_rules(g)
+                skip = False
+                for pos in changed:
+                    rule = self._distractor_rule(g, pos)
+                    if rule is None:
+                        skip = True
+                        break
+                    rules[pos] = rule
+                if skip:
+                    continue
+                fixed = [p for p in all_positions if p not in changed]
+                pool = self._pool(g, fixed, split)
+                if len(pool) == 0:
+                    continue
+                states.append(
+                    _SigState(
+                        sig,
+                        tuple(changed),
+                        rules,
+                        table.stream(pool, seed, sig),
+                        sig_target,
+                        first_batch(sig_target),
+                        [],
+                        [],
+                    )
+                )
+        states = [states[0], *sorted(states[1:], key=lambda s: signature_sort_key(s.signature))]
+        relaxed_rules = {p: self._relaxed_rule(g, p) for p in all_positions}
+        relaxed_known: dict[str, bool] = {}
+
+        while True:
+            active = [s for s in states if not s.done]
+            if not active:
+                break
+            branches: list[Branch] = []
+            batches: dict[int, list[str]] = {}
+            for n, state in enumerate(states):
+                if state.done:
+                    continue
+                ids = [table.ids[i] for i in state.stream.take(state.batch)]
+                state.batch = min(state.batch * 4, self.settings.related_batch_max)
+                if not ids:
+                    state.done = True
+                    continue
+                batches[n] = ids
+                branches.append(Branch(g, state.rules, ids, n))
+            if not branches:
+                break
+            query, params = union_query(branches)
+            rows = self.store.read(query, params)
+            hits: dict[int, dict[str, set[Subgraph]]] = defaultdict(lambda: defaultdict(set))
+            positive_ids: set[str] = set()
+            for row in rows:
+                n = int(row["tag"])
+                if n == 0:
+                    positive_ids.add(str(row["image_id"]))
+                    continue
+                state = states[n]
+                for concrete in self._concretes(g, state.changed, row):
+                    hits[n][str(row["image_id"])].add(concrete)
+            unknown = sorted({i for per in hits.values() for i in per if i not in relaxed_known})
+            if unknown:
+                excluded = self._relaxed_images(g, relaxed_rules, unknown)
+                for image_id in unknown:
+                    relaxed_known[image_id] = image_id in excluded
+            for n, ids in batches.items():
+                state = states[n]
+                if n == 0:
+                    state.positives.extend(i for i in ids if i in positive_ids)
+                    if state.target is not None and len(state.positives) >= state.target:
+                        state.done = True
+                else:
+                    per = hits.get(n, {})
+                    new = []
+                    for image_id in ids:
+                        found = per.get(image_id)
+                        if not found or relaxed_known.get(image_id, True):
+                            continue
+                        ordered = tuple(sorted(found, key=lambda s: s.key))
+                        new.append(Distractor(image_id, state.signature, ordered[0], ordered))
+                    if presence and new:
+                        kept = {id(d) for d in self.presence_filter(g, list(new))}
+                        new = [d for d in new if id(d) in kept]
+                    state.found.extend(new)
+                    if state.target is not None and len(state.found) >= state.target:
+                        state.done = True
+                if state.stream.exhausted:
+                    state.done = True
+
+        more = False
+        pos_state = states[0]
+        positives = pos_state.positives[offset:]
+        if positives_limit is not None:
+            more = more or len(positives) > positives_limit
+            positives = positives[:positives_limit]
+        per_sig: list[list[Distractor]] = []
+        for state in states[1:]:
+            page = state.found[offset:]
+            if per_signature is not None:
+                more = more or len(page) > per_signature
+                page = page[:per_signature]
+            if page:
+                per_sig.append(page)
+        distractors: list[Distractor] = []
+        for group in itertools.zip_longest(*per_sig):
+            distractors.extend(d for d in group if d is not None)
+        if limit is not None:
+            distractors = distractors[:limit]
+        caps = [c for c in (per_signature, positives_limit) if c is not None]
+        next_offset = offset + min(caps) if more and caps else None
+        return RelatedResult(
+            g, split, seed, tuple(positives), tuple(distractors), offset, next_offset
+        )
+
+    def _concretes(
+        self, g: Subgraph, changed: tuple[str, ...], row: Mapping[str, Any]
+    ) -> Iterable[Subgraph]:
+        """Every valid concrete ``g'`` of one distractor row (attribute choices expanded)."""
+        options: list[list[tuple[str, str]]] = []
+        for pos in changed:
+            kind, index = parse_position(pos)
+            x = name_at(g, pos)
+            if kind == "attribute":
+                values = list(dict.fromkeys(row["attributes"][index] or ()))
+            elif kind == "object":
+                values = [row["names"][index]]
+            elif kind == "relation":
+                values = [row["relation_names"][index]]
+            else:
+                values = [row["relmod_names"][index]]
+            good = [(pos, str(y)) for y in values if self._exclusive(kind, x, str(y))]
+            if not good:
+                return []
+            options.append(good)
+        out = []
+        for combo in itertools.product(*options):
+            changes = tuple(sorted(combo))
+            key = (g.key, changes)
+            if key not in self._concrete:
+                try:
+                    self._concrete[key] = substitute(g, dict(changes))
+                except SubgraphError:
+                    self._concrete[key] = None
+                if len(self._concrete) > 200_000:
+                    self._concrete.clear()
+                    self._concrete[key] = None
+                    continue
+            concrete = self._concrete.get(key)
+            if concrete is not None:
+                out.append(concrete)
+        return out
+
+    def _relaxed_images(
+        self, g: Subgraph, rules: dict[str, Rule], image_ids: list[str]
+    ) -> set[str]:
+        """The images among ``image_ids`` that hold ``g`` or an overlap-relaxed copy of it."""
+        excluded: set[str] = set()
+        step = self.settings.related_batch_max
+        for start in range(0, len(image_ids), step):
+            query, params = union_query([Branch(g, rules, image_ids[start : start + step], 0)])
+            for row in self.store.read(query, params):
+                image_id = str(row["image_id"])
+                if image_id not in excluded and self._is_relaxed_row(g, row):
+                    excluded.add(image_id)
+        return excluded
+
+    def _is_relaxed_row(self, g: Subgraph, row: Mapping[str, Any]) -> bool:
+        for pos in positions(g):
+            kind, index = parse_position(pos)
+            x = name_at(g, pos)
+            if kind == "attribute":
+                values = row["attributes"][index] or ()
+                if not any(not self._exclusive(kind, x, str(a)) for a in values):
+                    return False
+                continue
+            if kind == "object":
+                y = row["names"][index]
+            elif kind == "relation":
+                y = row["relation_names"][index]
+            else:
+                y = row["relmod_names"][index]
+            if self._exclusive(kind, x, str(y)):
+                return False
+        return True
+
+
+def _as_subgraph(g: Subgraph | str) -> Subgraph:
+    if isinstance(g, Subgraph):
+        return g
+    if isinstance(g, str):
+        return Subgraph.from_key(g)
+    raise RelatedError("g", f"expected a Subgraph or a subgraph key, got {type(g).__name__}")
+
+
+def _check_args(
+    max_distance: int,
+    per_signature: int | None,
+    limit: int | None,
+    positives_limit: int | None,
+    seed: int,
+    offset: int,
+    split: str | None,
+) -> None:
+    def is_int(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not is_int(max_distance) or not 0 <= max_distance <= 2:
+        raise RelatedError("max_distance", f"must be 0, 1 or 2, got {max_distance!r}")
+    for name, value in (
+        ("per_signature", per_signature),
+        ("limit", limit),
+        ("positives_limit", positives_limit),
+    ):
+        if value is not None and (not is_int(value) or value < 1):
+            raise RelatedError(name, f"must be >= 1 or None, got {value!r}")
+    if not is_int(offset) or offset < 0:
+        raise RelatedError("offset", f"must be >= 0, got {offset!r}")
+    if not is_int(seed):
+        raise RelatedError("seed", f"must be an integer, got {seed!r}")
+    if split is not None and (not isinstance(split, str) or not split):
+        raise RelatedError("split", f"must be a non-empty string or None, got {split!r}")

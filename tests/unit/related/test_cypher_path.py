@@ -1,0 +1,87 @@
+"""The related-image match builder: golden texts per shape, parameters only, bad requests refused."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from covr.related.cypher_path import (
+    Branch,
+    BuilderError,
+    Rule,
+    exact_rules,
+    fragment,
+    match_query,
+    render,
+    union_query,
+)
+from covr.scene.subgraph import Subgraph
+from tests.unit.related.golden_related import EXACT, SHAPES, UNION
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_exact_query_matches_golden_text(shape: str) -> None:
+    g = Subgraph.from_key(SHAPES[shape])
+    query, params = match_query(g, exact_rules(g), ["gqa:1"])
+    assert query == EXACT[shape]
+    assert params["b0_ids"] == ["gqa:1"]
+    assert params["b0_tag"] == 0
+
+
+def test_golden_shapes_cover_every_shape() -> None:
+    shapes = {Subgraph.from_key(k).shape for k in SHAPES.values()}
+    assert shapes == {"single", "hop", "chain", "v", "frame"}
+    relmods = sorted(len(Subgraph.from_key(k).relmods) for k in SHAPES.values())
+    assert relmods[-1] == 3
+    assert 1 in relmods
+
+
+def test_union_of_edited_and_relaxed_branches_matches_golden_text() -> None:
+    g = Subgraph.from_key(SHAPES["hop"])
+    edited = exact_rules(g)
+    edited["object@0"] = Rule("ne_not_in", "man", ("person", "guy"))
+    edited["attribute@1"] = Rule("in", values=("blue", "green"))
+    relaxed = {p: Rule("any") for p in edited}
+    relaxed["object@0"] = Rule("in", values=("man", "person"))
+    relaxed["attribute@1"] = Rule("not_in", values=("blue",))
+    relaxed["relation@0"] = Rule("ne", "wearing")
+    query, params = union_query([Branch(g, edited, ["gqa:1"], 1), Branch(g, relaxed, ["gqa:2"], 2)])
+    assert query == UNION
+    assert params["b0_o0"] == ["person", "guy"]
+    assert params["b0_o0_x"] == "man"
+    assert params["b1_a1"] == ["blue"]
+    assert (params["b0_tag"], params["b1_tag"]) == (1, 2)
+
+
+def test_names_never_enter_the_text() -> None:
+    evil = "x' OR 1=1 //\\\"}) DETACH DELETE n"
+    g = Subgraph.single(evil, evil)
+    query, params = match_query(g, exact_rules(g), [evil])
+    assert evil not in query
+    assert not re.search(r"'[^']*'|\"[^\"]*\"", query)
+    assert params["b0_o0"] == evil
+    assert params["b0_a0"] == evil
+    assert params["b0_ids"] == [evil]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: render("name_eq", v="o0; DROP", p="x"), "not an identifier"),
+        (lambda: render("property", v="o0", prop="key"), "not allowed"),
+        (lambda: render("name_eq", v="o0"), "needs"),
+        (lambda: fragment("../schema"), "bad fragment name"),
+        (lambda: fragment("nope"), "no fragment"),
+        (lambda: Rule("eq"), "needs value"),
+        (lambda: Rule("in", "x", ("y",)), "takes no value"),
+        (lambda: union_query([]), "at least one branch"),
+        (
+            lambda: match_query(Subgraph.single("a"), {"object@1": Rule("eq", "a")}, []),
+            "exactly the positions",
+        ),
+    ],
+)
+def test_bad_builder_requests_are_refused(call: object, message: str) -> None:
+    with pytest.raises(BuilderError, match=message):
+        call()  # type: ignore[operator]
