@@ -106,6 +106,61 @@ class Settings(BaseSettings):
         description="imSitu verb sentence templates (verb<TAB>sentence); empty → the bundled file.",
     )
 
+    # --- gRPC service (covr serve; docs/service.md) ---
+    service_host: str = Field(
+        default="127.0.0.1", description="Address the gRPC server binds (0.0.0.0: all)."
+    )
+    service_port: int = Field(default=50051, ge=0, le=65535, description="gRPC port (0: any).")
+    service_workers: int = Field(
+        default=8, ge=1, le=256, description="Threads that run RPC handlers."
+    )
+    service_max_concurrent_rpcs: int = Field(
+        default=32,
+        ge=1,
+        le=10_000,
+        description="RPCs in progress at once; more get RESOURCE_EXHAUSTED instead of queueing.",
+    )
+    service_token: SecretStr | None = Field(
+        default=None, description="Bearer token every RPC must carry (empty: no auth)."
+    )
+    service_tls_cert: Path | None = Field(
+        default=None, description="PEM certificate chain; with the key, the server speaks TLS."
+    )
+    service_tls_key: Path | None = Field(default=None, description="PEM private key for TLS.")
+    service_metrics_port: int = Field(
+        default=0, ge=0, le=65535, description="Prometheus /metrics port (0: metrics off)."
+    )
+    service_keepalive_time_s: float = Field(
+        default=60.0, gt=0, description="Server keepalive ping interval on idle connections."
+    )
+    service_keepalive_timeout_s: float = Field(
+        default=20.0, gt=0, description="How long the server waits for a keepalive ack."
+    )
+    service_min_ping_interval_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Shortest client keepalive interval the server accepts (the SDK pings every "
+        "60 s; faster clients get GOAWAY too_many_pings).",
+    )
+    service_grace_s: float = Field(
+        default=10.0, ge=0, description="On SIGTERM, how long running RPCs may finish."
+    )
+    service_max_message_mb: int = Field(
+        default=16, ge=1, le=1024, description="Largest request or response message (MiB)."
+    )
+    service_page_size: int = Field(
+        default=100, ge=1, le=10_000, description="Default page size of streaming RPCs."
+    )
+    service_max_page_size: int = Field(
+        default=1000, ge=1, le=100_000, description="Largest page size a request may ask for."
+    )
+    service_max_subgraphs: int = Field(
+        default=200, ge=1, le=100_000, description="Default and cap of subgraphs per image."
+    )
+    service_log_requests: bool = Field(
+        default=True, description="Log one line per RPC (method, code, duration, peer)."
+    )
+
     # --- subgraphs and related images (docs/related.md, docs/subgraphs.md §4) ---
     subgraph_ignored_nouns: str = Field(
         default="head,snow,ground,sky,road,grass,field,wall,sidewalk,street",

@@ -1,7 +1,97 @@
-"""Client SDK for the COVR graph service.
+"""Client SDK for the COVR graph service (``covr.v1`` over gRPC).
 
-Installable on its own (``pip install clients/python``). The gRPC ``Client`` and ``AsyncClient``
-arrive with the service contract (proto/covr/v1); this package holds only its version until then.
+Installable on its own (``pip install clients/python``; depends on grpcio and protobuf only)::
+
+    from covr_client import Client
+
+    with Client("127.0.0.1:50051", token=None, timeout=10.0) as client:
+        print(client.statistics().totals.images)
+
+See ``clients/python/README.md`` and ``docs/service.md``.
 """
 
+from covr_client.aio import AsyncClient
+from covr_client.client import Client
+from covr_client.config import NO_RETRY, RetryPolicy, TlsConfig
+from covr_client.errors import (
+    ERROR_CLASSES,
+    CancelledError,
+    CovrError,
+    DeadlineExceededError,
+    FailedPreconditionError,
+    FieldViolation,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    UnauthenticatedError,
+    UnavailableError,
+)
+from covr_client.types import (
+    Box,
+    DatasetStatistics,
+    Example,
+    ExclusivityScore,
+    ImportProblem,
+    ImportResult,
+    ModelInfo,
+    Object,
+    PresenceQuery,
+    PresenceScore,
+    ProgramStep,
+    RelatedImage,
+    RelatedPage,
+    Relation,
+    RelMod,
+    SceneGraph,
+    Statistics,
+    Subgraph,
+    SubgraphObject,
+    SubgraphRelation,
+    SubgraphRelMod,
+)
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "ERROR_CLASSES",
+    "NO_RETRY",
+    "AsyncClient",
+    "Box",
+    "CancelledError",
+    "Client",
+    "CovrError",
+    "DatasetStatistics",
+    "DeadlineExceededError",
+    "Example",
+    "ExclusivityScore",
+    "FailedPreconditionError",
+    "FieldViolation",
+    "ImportProblem",
+    "ImportResult",
+    "InternalError",
+    "InvalidArgumentError",
+    "ModelInfo",
+    "NotFoundError",
+    "Object",
+    "PermissionDeniedError",
+    "PresenceQuery",
+    "PresenceScore",
+    "ProgramStep",
+    "RelMod",
+    "RelatedImage",
+    "RelatedPage",
+    "Relation",
+    "ResourceExhaustedError",
+    "RetryPolicy",
+    "SceneGraph",
+    "Statistics",
+    "Subgraph",
+    "SubgraphObject",
+    "SubgraphRelMod",
+    "SubgraphRelation",
+    "TlsConfig",
+    "UnauthenticatedError",
+    "UnavailableError",
+]

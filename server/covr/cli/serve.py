@@ -1,0 +1,78 @@
+"""``covr serve``: the gRPC service on the configured store (docs/service.md)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
+import typer
+
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings
+from covr.graph import GraphError, open_store
+
+
+def serve(
+    host: str | None = typer.Option(
+        None, "--host", help="Bind address (default COVR_SERVICE_HOST, 127.0.0.1)."
+    ),
+    port: int | None = typer.Option(
+        None, "--port", help="Port (default COVR_SERVICE_PORT, 50051; 0 picks a free one)."
+    ),
+    samples: bool = typer.Option(
+        True,
+        "--samples/--no-samples",
+        help="Load the bundled sample scene graphs when the store holds no image yet.",
+    ),
+) -> None:
+    """Serve the gRPC API (covr.v1.CovrService, health, reflection) until SIGTERM or Ctrl-C.
+
+    Opens the store COVR_GRAPH_URI selects (the embedded FalkorDB by default), applies the
+    schema, optionally loads the samples, and prints one line `listening on HOST:PORT` when
+    ready. SIGTERM stops gracefully: health turns NOT_SERVING, running calls get
+    COVR_SERVICE_GRACE_S seconds, then the store is snapshotted and closed.
+    """
+    from covr.cli.data import load_samples_if_empty
+    from covr.service.server import build_server
+
+    settings = load_settings()
+    update: dict[str, object] = {}
+    if host is not None:
+        update["service_host"] = host
+    if port is not None:
+        if not 0 <= port <= 65535:
+            fail(f"--port {port} is not a port number", EXIT_BAD_INPUT)
+        update["service_port"] = port
+    settings = settings.model_copy(update=update)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        store = open_store(settings)
+    except GraphError as exc:
+        fail(str(exc))
+    try:
+        store.apply_schema()
+        if samples:
+            load_samples_if_empty(store)
+        service = build_server(settings, store, owns_store=True)
+    except (GraphError, OSError, ValueError) as exc:
+        store.close()
+        fail(str(exc))
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        del frame
+        logging.getLogger("covr.service").info("signal %d: stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    service.start()
+    typer.echo(f"listening on {service.target}")
+    sys.stdout.flush()
+    while not stop.wait(0.5):
+        pass
+    service.stop()

@@ -1,0 +1,245 @@
+"""Messages of ``covr.v1`` ↔ domain objects of the scene room, with field paths for every error.
+
+Only translation lives here: the rules themselves (what makes a scene graph or a subgraph valid)
+are the scene room's (:func:`covr.scene.validate`, :class:`covr.scene.subgraph.Subgraph`), so an
+RPC accepts exactly what the batch loaders accept. Errors become :class:`InvalidArgument` with the
+request path of the offending field (``scene_graph.objects[2].name``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from covr.scene.model import (
+    Box,
+    ExtraValue,
+    Number,
+    Object,
+    Relation,
+    RelMod,
+    SceneGraph,
+    SceneGraphError,
+    validate,
+)
+from covr.scene.subgraph import (
+    Subgraph,
+    SubgraphError,
+    SubgraphObject,
+    SubgraphRelation,
+    SubgraphRelMod,
+)
+from covr.scene.text import describe
+from covr.service.errors import FieldViolation, InvalidArgument
+from covr_client._proto import scene_pb2
+
+MAX_SUBGRAPH_PARTS = 32
+"""More parts than any valid subgraph can have (DESIGN §4); refused before the rules run."""
+
+MAX_TEXT = 4096
+"""Longest name, id or key accepted in a request field (characters)."""
+
+
+def _number(value: float) -> Number:
+    """Whole-number doubles become ints, as the loaders store them ("640", not "640.0")."""
+    if value == value and value not in (float("inf"), float("-inf")) and value.is_integer():
+        return int(value)
+    return value
+
+
+def check_text(value: str, field: str, *, required: bool = True) -> list[FieldViolation]:
+    """Violations of one request string: empty (when required), too long, NUL characters."""
+    if not value.strip():
+        return [FieldViolation(field, "must not be empty")] if required else []
+    if len(value) > MAX_TEXT:
+        return [FieldViolation(field, f"is longer than {MAX_TEXT} characters")]
+    if "\x00" in value:
+        return [FieldViolation(field, "may not contain a NUL character")]
+    return []
+
+
+def require_text(value: str, field: str) -> str:
+    """``value`` when it is a usable request string, else :class:`InvalidArgument`."""
+    problems = check_text(value, field)
+    if problems:
+        raise InvalidArgument(problems)
+    return value
+
+
+def _extra(value: scene_pb2.Scalar, field: str) -> ExtraValue:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        if "\x00" in value.string_value:
+            raise InvalidArgument.field(field, "may not contain a NUL character")
+        return value.string_value
+    if kind == "int_value":
+        return value.int_value
+    if kind == "double_value":
+        return value.double_value
+    if kind == "bool_value":
+        return value.bool_value
+    raise InvalidArgument.field(field, "a scalar needs one of its values set")
+
+
+def _box(box: scene_pb2.Box) -> Box:
+    return Box(_number(box.x), _number(box.y), _number(box.w), _number(box.h))
+
+
+def scene_graph_from_proto(msg: scene_pb2.SceneGraph, field: str = "scene_graph") -> SceneGraph:
+    """The domain scene graph of a request message, validated like the loaders validate."""
+    try:
+        extras = {k: _extra(v, f"{field}.extras[{k!r}]") for k, v in msg.extras.items()}
+        graph = SceneGraph.build(
+            source=msg.source,
+            original_id=msg.original_id,
+            split=msg.split,
+            objects=[
+                Object(
+                    id=o.id,
+                    name=o.name,
+                    attributes=tuple(o.attributes),
+                    box=_box(o.box) if o.HasField("box") else None,
+                    synsets=tuple(o.synsets),
+                    names=tuple(o.names),
+                )
+                for o in msg.objects
+            ],
+            relations=[
+                Relation(
+                    id=r.id,
+                    name=r.name,
+                    subject=r.subject,
+                    object=r.object,
+                    mods=tuple(RelMod(id=m.id, name=m.name, object=m.object) for m in r.mods),
+                    synsets=tuple(r.synsets),
+                )
+                for r in msg.relations
+            ],
+            width=_number(msg.width) if msg.HasField("width") else None,
+            height=_number(msg.height) if msg.HasField("height") else None,
+            extras=extras,
+        )
+        validate(graph)
+    except SceneGraphError as exc:
+        where = "original_id" if exc.field == "id" else exc.field
+        raise InvalidArgument.field(f"{field}.{where}", exc.message) from exc
+    if msg.image_id and msg.image_id != graph.image_id:
+        raise InvalidArgument.field(
+            f"{field}.image_id",
+            f"is output only; if given it must equal source:original_id ({graph.image_id!r})",
+        )
+    return graph
+
+
+def scene_graph_to_proto(graph: SceneGraph) -> scene_pb2.SceneGraph:
+    """The response message of a stored scene graph."""
+    msg = scene_pb2.SceneGraph(
+        image_id=graph.image_id,
+        source=graph.source,
+        original_id=graph.original_id,
+        split=graph.split,
+    )
+    if graph.width is not None:
+        msg.width = float(graph.width)
+    if graph.height is not None:
+        msg.height = float(graph.height)
+    for obj in graph.objects:
+        out = msg.objects.add(
+            id=obj.id,
+            name=obj.name,
+            attributes=list(obj.attributes),
+            synsets=list(obj.synsets),
+            names=list(obj.names),
+        )
+        if obj.box is not None:
+            out.box.CopyFrom(
+                scene_pb2.Box(
+                    x=float(obj.box.x), y=float(obj.box.y), w=float(obj.box.w), h=float(obj.box.h)
+                )
+            )
+    for rel in graph.relations:
+        msg.relations.add(
+            id=rel.id,
+            name=rel.name,
+            subject=rel.subject,
+            object=rel.object,
+            mods=[scene_pb2.RelMod(id=m.id, name=m.name, object=m.object) for m in rel.mods],
+            synsets=list(rel.synsets),
+        )
+    for key, value in graph.extras.items():
+        scalar = msg.extras[key]
+        if isinstance(value, bool):
+            scalar.bool_value = value
+        elif isinstance(value, int):
+            scalar.int_value = value
+        elif isinstance(value, float):
+            scalar.double_value = value
+        else:
+            scalar.string_value = str(value)
+    return msg
+
+
+def subgraph_from_proto(ref: scene_pb2.SubgraphRef, field: str = "subgraph") -> Subgraph:
+    """The subgraph a request names, by key or by parts; rule violations name the field."""
+    kind = ref.WhichOneof("kind")
+    try:
+        if kind == "key":
+            require_text(ref.key, f"{field}.key")
+            return Subgraph.from_key(ref.key)
+        if kind == "subgraph":
+            return _subgraph_from_parts(ref.subgraph, f"{field}.subgraph")
+    except SubgraphError as exc:
+        raise InvalidArgument.field(f"{field}.{kind}", str(exc)) from exc
+    raise InvalidArgument.field(field, "set either a key or the subgraph's parts")
+
+
+def _subgraph_from_parts(msg: scene_pb2.Subgraph, field: str) -> Subgraph:
+    for name, parts in (
+        ("objects", msg.objects),
+        ("relations", msg.relations),
+        ("relmods", msg.relmods),
+    ):
+        if len(parts) > MAX_SUBGRAPH_PARTS:
+            raise InvalidArgument.field(
+                f"{field}.{name}", f"has {len(parts)} entries (at most {MAX_SUBGRAPH_PARTS})"
+            )
+    violations: list[FieldViolation] = []
+    for i, o in enumerate(msg.objects):
+        violations += check_text(o.name, f"{field}.objects[{i}].name")
+        if o.HasField("attribute"):
+            violations += check_text(o.attribute, f"{field}.objects[{i}].attribute")
+    for j, r in enumerate(msg.relations):
+        violations += check_text(r.name, f"{field}.relations[{j}].name")
+    for k, m in enumerate(msg.relmods):
+        violations += check_text(m.name, f"{field}.relmods[{k}].name")
+    if violations:
+        raise InvalidArgument(violations)
+    return Subgraph.build(
+        objects=[
+            SubgraphObject(o.name, o.attribute if o.HasField("attribute") else None)
+            for o in msg.objects
+        ],
+        relations=[SubgraphRelation(r.name, r.subject, r.object) for r in msg.relations],
+        relmods=[SubgraphRelMod(m.name, m.relation, m.object) for m in msg.relmods],
+    )
+
+
+def subgraph_to_proto(g: Subgraph) -> scene_pb2.Subgraph:
+    """A subgraph in canonical order with its key, shape and text."""
+    msg = scene_pb2.Subgraph(key=g.key, shape=g.shape, text=describe(g))
+    for obj in g.objects:
+        out = msg.objects.add(name=obj.name)
+        if obj.attribute is not None:
+            out.attribute = obj.attribute
+    msg.relations.extend(
+        scene_pb2.SubgraphRelation(name=r.name, subject=r.subject, object=r.object)
+        for r in g.relations
+    )
+    msg.relmods.extend(
+        scene_pb2.SubgraphRelMod(name=m.name, relation=m.relation, object=m.object)
+        for m in g.relmods
+    )
+    return msg
+
+
+def subgraphs_to_proto(subgraphs: Iterable[Subgraph]) -> list[scene_pb2.Subgraph]:
+    return [subgraph_to_proto(g) for g in subgraphs]

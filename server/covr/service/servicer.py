@@ -1,0 +1,366 @@
+"""The ``covr.v1.CovrService`` servicer: validate, convert, call a room, convert back.
+
+No business logic lives here (DESIGN.md §1): scene graphs are validated by the scene room and
+written by the loaders' own batch writer (so an import behaves exactly like ``covr load``),
+statistics come from the graph room's report, related images, scores and questions from their
+rooms (:mod:`covr.service.rooms`). Every handler runs inside the RPC's deadline scope, so each
+store query it causes is bounded by the time the caller has left (:mod:`covr.service.deadline`).
+Streaming handlers check between pages whether the client is still there and stop when not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+import grpc
+
+from covr.graph import catalog
+from covr.graph.report import COUNT_FIELDS, store_stats
+from covr.graph.store import GraphStore
+from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
+from covr.scene.model import SceneGraph
+from covr.service import convert, tokens
+from covr.service.deadline import RequestDeadlines
+from covr.service.errors import (
+    FieldViolation,
+    InvalidArgument,
+    NotAvailableYet,
+    NotFound,
+)
+from covr.service.interceptors import cancelled_event
+from covr.service.rooms import Rooms
+from covr.settings import Settings
+from covr_client._proto import (
+    questions_pb2,
+    related_pb2,
+    scene_pb2,
+    service_pb2_grpc,
+    store_pb2,
+)
+from covr_loaders.readback import get_scene_graph
+from covr_loaders.writer import Batch, write_batch
+
+MAX_IMPORT_PROBLEMS = 1000
+"""Problems listed in an import response (all are counted)."""
+
+MAX_IMAGE_FEATURES = 65536
+"""Longest optional image feature vector of a presence query."""
+
+
+class CovrServicer(service_pb2_grpc.CovrServiceServicer):
+    """Implements every RPC of ``service.proto``."""
+
+    def __init__(
+        self, store: GraphStore, settings: Settings, rooms: Rooms, deadlines: RequestDeadlines
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.rooms = rooms
+        self.deadlines = deadlines
+
+    # ------------------------------------------------------------------ helpers
+
+    def _page_size(self, requested: int, field: str = "page_size") -> int:
+        if requested == 0:
+            return self.settings.service_page_size
+        if requested > self.settings.service_max_page_size:
+            raise InvalidArgument.field(
+                field, f"{requested} is larger than {self.settings.service_max_page_size}"
+            )
+        return requested
+
+    def _batch_size(self, count: int, field: str) -> None:
+        if count == 0:
+            raise InvalidArgument.field(field, "must not be empty")
+        if count > self.settings.service_max_page_size:
+            raise InvalidArgument.field(
+                field, f"has {count} entries (at most {self.settings.service_max_page_size})"
+            )
+
+    def _scene_graph(self, image_id: str, field: str = "image_id") -> SceneGraph:
+        convert.require_text(image_id, field)
+        graph = get_scene_graph(self.store, image_id)
+        if graph is None:
+            raise NotFound(f"no image {image_id!r} in the store")
+        return graph
+
+    def _max_subgraphs(self, requested: int) -> int:
+        cap = self.settings.service_max_subgraphs
+        if requested > cap:
+            raise InvalidArgument.field("max_subgraphs", f"{requested} is larger than {cap}")
+        return requested or cap
+
+    # ------------------------------------------------------------------ scene graphs
+
+    def ImportSceneGraphs(
+        self,
+        request_iterator: Iterable[store_pb2.ImportSceneGraphsRequest],
+        context: grpc.ServicerContext,
+    ) -> store_pb2.ImportSceneGraphsResponse:
+        with self.deadlines.scope(context):
+            return _Import(self, context).run(request_iterator)
+
+    def GetSceneGraph(
+        self, request: store_pb2.GetSceneGraphRequest, context: grpc.ServicerContext
+    ) -> store_pb2.GetSceneGraphResponse:
+        with self.deadlines.scope(context):
+            graph = self._scene_graph(request.image_id)
+            return store_pb2.GetSceneGraphResponse(scene_graph=convert.scene_graph_to_proto(graph))
+
+    def ListImages(
+        self, request: store_pb2.ListImagesRequest, context: grpc.ServicerContext
+    ) -> Iterator[store_pb2.ListImagesResponse]:
+        violations = [
+            *convert.check_text(request.source, "source", required=False),
+            *convert.check_text(request.split, "split", required=False),
+        ]
+        if violations:
+            raise InvalidArgument(violations)
+        size = self._page_size(request.page_size)
+        source = request.source or None
+        split = request.split or None
+        bound = {"source": request.source, "split": request.split}
+        state = tokens.decode(request.page_token, bound)
+        after = state.get("after", "")
+        if not isinstance(after, str):
+            raise InvalidArgument.field("page_token", "is not a page token issued by this service")
+        gone = cancelled_event(context)
+        pages = 0
+        statement = catalog.get("service/image_ids_page")
+        while not gone.is_set():
+            with self.deadlines.scope(context):
+                rows = self.store.read(
+                    statement, {"source": source, "split": split, "after": after, "limit": size}
+                )
+            ids = [str(r["id"]) for r in rows]
+            pages += 1
+            last = len(ids) < size or (request.max_pages and pages >= request.max_pages)
+            more = len(ids) == size
+            after = ids[-1] if ids else after
+            token = tokens.encode({**bound, "after": after}) if more else ""
+            yield store_pb2.ListImagesResponse(image_ids=ids, next_page_token=token)
+            if last:
+                return
+
+    def ListSubgraphs(
+        self, request: store_pb2.ListSubgraphsRequest, context: grpc.ServicerContext
+    ) -> store_pb2.ListSubgraphsResponse:
+        limit = self._max_subgraphs(request.max_subgraphs)
+        with self.deadlines.scope(context):
+            graph = self._scene_graph(request.image_id)
+        subgraphs = enumerate_subgraphs(graph, EnumerationOptions(max_subgraphs=limit))
+        return store_pb2.ListSubgraphsResponse(
+            image_id=graph.image_id, subgraphs=convert.subgraphs_to_proto(subgraphs)
+        )
+
+    def GetStatistics(
+        self, request: store_pb2.GetStatisticsRequest, context: grpc.ServicerContext
+    ) -> store_pb2.GetStatisticsResponse:
+        with self.deadlines.scope(context):
+            stats = store_stats(self.store)
+        out = store_pb2.GetStatisticsResponse(
+            backend=stats["backend"],
+            nodes=stats["nodes"],
+            relationships=stats["relationships"],
+        )
+        for entry in stats["datasets"]:
+            out.datasets.add(**{k: entry[k] for k in ("source", "split", *COUNT_FIELDS)})
+        out.totals.CopyFrom(store_pb2.DatasetStatistics(**stats["totals"]))
+        return out
+
+    # ------------------------------------------------------------------ related images, models
+
+    def FindRelatedImages(
+        self, request: related_pb2.FindRelatedImagesRequest, context: grpc.ServicerContext
+    ) -> Iterator[related_pb2.FindRelatedImagesResponse]:
+        target = request.WhichOneof("target")
+        if target == "subgraph":
+            convert.subgraph_from_proto(request.subgraph)
+        elif target == "image_id":
+            convert.require_text(request.image_id, "image_id")
+        else:
+            raise InvalidArgument.field("target", "set subgraph or image_id")
+        violations = convert.check_text(request.split, "split", required=False)
+        if request.max_distance > 2:
+            violations.append(FieldViolation("max_distance", "must be 0 (= 2), 1 or 2"))
+        if violations:
+            raise InvalidArgument(violations)
+        self._page_size(request.page_size)
+        self._max_subgraphs(request.max_subgraphs)
+        if self.rooms.related is None:
+            raise NotAvailableYet("related-image lookup")
+        yield from ()
+
+    def ScoreExclusivity(
+        self, request: related_pb2.ScoreExclusivityRequest, context: grpc.ServicerContext
+    ) -> related_pb2.ScoreExclusivityResponse:
+        self._batch_size(len(request.pairs), "pairs")
+        violations: list[FieldViolation] = []
+        for i, pair in enumerate(request.pairs):
+            if pair.node_type not in _NODE_TYPES:
+                violations.append(
+                    FieldViolation(
+                        f"pairs[{i}].node_type", "must be OBJECT, ATTRIBUTE, RELATION or RELMOD"
+                    )
+                )
+            violations += convert.check_text(pair.x, f"pairs[{i}].x")
+            violations += convert.check_text(pair.x_prime, f"pairs[{i}].x_prime")
+        if violations:
+            raise InvalidArgument(violations[:100])
+        raise NotAvailableYet("the exclusivity model")
+
+    def ScorePresence(
+        self, request: related_pb2.ScorePresenceRequest, context: grpc.ServicerContext
+    ) -> related_pb2.ScorePresenceResponse:
+        self._batch_size(len(request.queries), "queries")
+        violations: list[FieldViolation] = []
+        for i, query in enumerate(request.queries):
+            try:
+                convert.subgraph_from_proto(query.subgraph, f"queries[{i}].subgraph")
+            except InvalidArgument as exc:
+                violations += exc.violations
+            violations += convert.check_text(query.image_id, f"queries[{i}].image_id")
+            if len(query.image_features) > MAX_IMAGE_FEATURES:
+                violations.append(FieldViolation(f"queries[{i}].image_features", "is too long"))
+            elif not all(math.isfinite(v) for v in query.image_features):
+                violations.append(
+                    FieldViolation(f"queries[{i}].image_features", "must be finite numbers")
+                )
+        if violations:
+            raise InvalidArgument(violations[:100])
+        raise NotAvailableYet("the presence model")
+
+    def GetModelInfo(
+        self, request: related_pb2.GetModelInfoRequest, context: grpc.ServicerContext
+    ) -> related_pb2.GetModelInfoResponse:
+        raise NotAvailableYet("model information")
+
+    # ------------------------------------------------------------------ questions
+
+    def GenerateQuestions(
+        self, request: questions_pb2.GenerateQuestionsRequest, context: grpc.ServicerContext
+    ) -> Iterator[questions_pb2.Example]:
+        source = request.WhichOneof("source")
+        if source == "subgraph":
+            convert.subgraph_from_proto(request.subgraph)
+        elif source == "image_id":
+            convert.require_text(request.image_id, "image_id")
+        else:
+            raise InvalidArgument.field("source", "set image_id or subgraph")
+        violations = convert.check_text(request.split, "split", required=False)
+        for i, name in enumerate(request.templates):
+            violations += convert.check_text(name, f"templates[{i}]")
+        if violations:
+            raise InvalidArgument(violations[:100])
+        self._page_size(request.count, "count")
+        if self.rooms.questions is None:
+            raise NotAvailableYet("question generation")
+        yield from ()
+
+
+_NODE_TYPES = frozenset(
+    {
+        scene_pb2.NODE_TYPE_OBJECT,
+        scene_pb2.NODE_TYPE_ATTRIBUTE,
+        scene_pb2.NODE_TYPE_RELATION,
+        scene_pb2.NODE_TYPE_RELMOD,
+    }
+)
+
+
+class _Import:
+    """One ImportSceneGraphs call: validate each scene graph, write valid ones in batches.
+
+    Mirrors ``covr load``: a bad scene graph is skipped and reported (field path included) while
+    the others are written; ``strict`` checks everything first and writes nothing when anything
+    is wrong; the same image id twice keeps the first copy; writing uses the loaders' batch writer
+    (delete-then-create per batch, all-or-nothing per batch), so importing the same scene graphs
+    again leaves the store unchanged.
+    """
+
+    def __init__(self, servicer: CovrServicer, context: grpc.ServicerContext) -> None:
+        self.store = servicer.store
+        self.batch_size = servicer.settings.load_batch_images
+        self.strict_cap = 20 * servicer.settings.load_batch_images
+        self.context = context
+        self.response = store_pb2.ImportSceneGraphsResponse()
+        self.pending: list[SceneGraph] = []
+        self.seen: dict[str, int] = {}
+        self.batches = 0
+
+    def problem(self, index: int, image_id: str, field: str, message: str) -> None:
+        self.response.skipped += 1
+        if len(self.response.problems) < MAX_IMPORT_PROBLEMS:
+            self.response.problems.add(index=index, image_id=image_id, field=field, message=message)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        nodes, rels = write_batch(self.store, Batch.of(self.batches, self.pending))
+        self.batches += 1
+        self.response.written += len(self.pending)
+        self.response.nodes_created += nodes
+        self.response.relationships_created += rels
+        self.pending = []
+
+    def run(
+        self, requests: Iterable[store_pb2.ImportSceneGraphsRequest]
+    ) -> store_pb2.ImportSceneGraphsResponse:
+        options = store_pb2.ImportOptions()
+        for position, message in enumerate(requests):
+            kind = message.WhichOneof("item")
+            if kind == "options":
+                if position != 0:
+                    raise InvalidArgument.field(
+                        f"requests[{position}].options", "only the first message may carry options"
+                    )
+                options = message.options
+                self.response.dry_run = options.dry_run
+                continue
+            index = self.response.received
+            self.response.received += 1
+            field = f"scene_graphs[{index}]"
+            if kind is None:
+                self.problem(index, "", field, "empty message: set options or scene_graph")
+                continue
+            try:
+                graph = convert.scene_graph_from_proto(message.scene_graph, field)
+            except InvalidArgument as exc:
+                first = exc.violations[0]
+                self.problem(index, "", first.field, first.description)
+                continue
+            if graph.image_id in self.seen:
+                self.problem(
+                    index,
+                    graph.image_id,
+                    f"{field}.original_id",
+                    f"duplicate image id: {graph.image_id} was already sent as "
+                    f"scene_graphs[{self.seen[graph.image_id]}]; this copy is skipped",
+                )
+                continue
+            self.seen[graph.image_id] = index
+            self.response.valid += 1
+            if options.dry_run:
+                continue
+            self.pending.append(graph)
+            if options.strict:
+                if len(self.pending) > self.strict_cap:
+                    raise InvalidArgument.field(
+                        field,
+                        f"a strict import holds at most {self.strict_cap} scene graphs; "
+                        "split the stream",
+                    )
+            elif len(self.pending) >= self.batch_size:
+                self.flush()
+        if options.strict and self.response.skipped:
+            raise InvalidArgument(
+                [FieldViolation(p.field, p.message) for p in self.response.problems],
+                f"strict import: {self.response.skipped} bad scene graph(s); nothing was written",
+            )
+        while self.pending:
+            batch, self.pending = self.pending, []
+            for start in range(0, len(batch), self.batch_size):
+                self.pending = batch[start : start + self.batch_size]
+                self.flush()
+        return self.response
