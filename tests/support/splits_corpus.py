@@ -116,7 +116,8 @@ def _ref(graph: SceneGraph, rng: random.Random, offset: int = 0) -> Ref:
         target = by_id[first.object]
         t_index, t_text, _ = obj_rows(target, rng.random() < 0.5)
         chain_rels = out_rel.get(target.id, [])
-        key = f"{root.name}-({first.name})->{target.name}"
+        mods_key = "".join(f"|{m.name}:{by_id[m.object].name}" for m in first.mods)
+        key = f"{root.name}-({first.name}{mods_key})->{target.name}"
         if chain_rels and shape < 0.15 and by_id[chain_rels[0].object].name != root.name:
             nxt = chain_rels[0]
             c_index, c_text, _ = obj_rows(by_id[nxt.object], False)
@@ -140,7 +141,8 @@ def _ref(graph: SceneGraph, rng: random.Random, offset: int = 0) -> Ref:
             v_index, v_text, _ = obj_rows(by_id[second.object], False)
             rows.append(_step("with_relation", [second.name], [w_index, v_index]))
             text += f" and {second.name} a {v_text}"
-            key += f",({second.name})->{by_id[second.object].name}"
+            head, _, first_edge = key.partition("-")
+            key = f"{head}{{-{first_edge},-({second.name})->{by_id[second.object].name}}}"
         return Ref(rows, text, key, root.name, attr)
     _, text, attr = obj_rows(root, rng.random() < 0.7)
     return Ref(rows, text, root.name + (f"[{attr}]" if attr else ""), root.name, attr)
@@ -208,7 +210,7 @@ def make_example(
         q = rng.choice(["all", "some", "none"])
         target = rng.choice(NOUNS)
         rel = rng.choice(RELATIONS)
-        nested = [_step("find", [target], []), _step("with_relation", [rel], [0]),
+        nested = [_step("find", [target], []), _step("with_relation", [rel], [-1, 0]),
                   _step("exists", [], [1])]  # fmt: skip
         rows.append(_step(q, [nested], [last]))
         text = (
@@ -216,7 +218,7 @@ def make_example(
         )
     elif form == "quantifier_attr":
         q = rng.choice(["all", "some", "none"])
-        rows.append(_step(q, [[_step("verify_attr", [some_attr], [])]], [last]))
+        rows.append(_step(q, [[_step("verify_attr", [some_attr], [-1])]], [last]))
         text = f"{ {'all': 'All', 'some': 'Some', 'none': 'No'}[q] } {ref.text} are {some_attr}"
     elif form == "quantifier_same_attr":
         rows.append(_step("all_same", [color_or_material], [last]))
@@ -281,6 +283,16 @@ def make_example(
         keys.append(other.key)
     else:
         raise ValueError(form)
+    answer_type = (
+        "bool"
+        if isinstance(answer, bool)
+        else "number"
+        if isinstance(answer, int)
+        else {"QueryAttr": "attribute", "ChooseAttr": "attribute", "ChooseRel": "relation"}.get(
+            template, "noun"
+        )
+    )
+    # the engine's layout (docs/questions.md): provenance fields at top level
     return {
         "qid": qid,
         "utterance": text,
@@ -289,15 +301,15 @@ def make_example(
         "pattern_name": form,
         "program": rows,
         "properties": [],
-        "provenance": {
-            "template": template,
-            "source_image": src.image_id,
-            "subgraphs": keys,
-            "signatures": {},
-            "seed": seed,
-            "generator_version": "tests-splits-corpus-1",
-            "split": src.split,
-        },
+        "template": form,
+        "paper_template": template,
+        "answer_type": answer_type,
+        "source_image": src.image_id,
+        "subgraphs": {f"REF{i + 1}": k for i, k in enumerate(keys)},
+        "signatures": {g.image_id: [] for g in graphs},
+        "seed": seed,
+        "generator_version": "tests-splits-corpus-1",
+        "split": src.split,
     }
 
 

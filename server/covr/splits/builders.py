@@ -26,7 +26,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from covr.splits.examples import Example, Step, is_train, iter_steps
+from covr.splits.examples import Example, Step, is_train, iter_steps, source_split
 from covr.splits.properties import compute_properties, program_names
 from covr.splits.vocab import as_number, is_name
 
@@ -82,7 +82,7 @@ def pools(examples: Sequence[Example]) -> tuple[list[Example], list[Example]]:
                 raise SplitError(
                     f"image {image!r} is in training example {train_images[image]!r} and in "
                     f"evaluation example {e['qid']!r} (provenance.split "
-                    f"{e.get('provenance', {}).get('split')!r}): splits need disjoint images"
+                    f"{source_split(e)!r}): splits need disjoint images"
                 )
     if not train:
         raise SplitError("no training examples (provenance.split == 'train')")

@@ -67,8 +67,12 @@ class ExampleError(ValueError):
         self.message = message
 
 
-def check_program(program: Any, field: str = "program") -> None:
-    """Raise ``ValueError("<field path>: ...")`` unless ``program`` is a well-formed step list."""
+def check_program(program: Any, field: str = "program", *, nested: bool = False) -> None:
+    """Raise ``ValueError("<field path>: ...")`` unless ``program`` is a well-formed step list.
+
+    Inside a nested condition program, dependency ``-1`` is the object being quantified over
+    (docs/questions.md §1).
+    """
     if not isinstance(program, list):
         raise ValueError(f"{field}: expected a list of steps, got {type(program).__name__}")
     for index, step in enumerate(program):
@@ -85,14 +89,15 @@ def check_program(program: Any, field: str = "program") -> None:
         if not isinstance(dependencies, list):
             raise ValueError(f"{where}.dependencies: expected a list")
         for d_index, dep in enumerate(dependencies):
-            if isinstance(dep, bool) or not isinstance(dep, int) or not 0 <= dep < index:
+            lowest = -1 if nested else 0
+            if isinstance(dep, bool) or not isinstance(dep, int) or not lowest <= dep < index:
                 raise ValueError(
                     f"{where}.dependencies[{d_index}]: expected the index of an earlier step "
-                    f"(0..{index - 1}), got {dep!r}"
+                    f"({lowest}..{index - 1}), got {dep!r}"
                 )
         for a_index, arg in enumerate(arguments):
             if isinstance(arg, list):
-                check_program(arg, f"{where}.arguments[{a_index}]")
+                check_program(arg, f"{where}.arguments[{a_index}]", nested=True)
             elif arg is not None and not isinstance(arg, str | int | float | bool):
                 raise ValueError(
                     f"{where}.arguments[{a_index}]: expected a string, number or nested program"
@@ -121,13 +126,13 @@ def check_example(raw: Any, *, require_provenance: bool = True) -> Example:
     if not isinstance(properties, list) or not all(isinstance(p, str) for p in properties):
         raise ValueError("properties: expected a list of strings")
     provenance = raw.get("provenance")
-    if provenance is None:
-        if require_provenance:
-            raise ValueError("provenance: missing (needs at least 'split')")
-    elif not isinstance(provenance, dict):
+    if provenance is not None and not isinstance(provenance, dict):
         raise ValueError("provenance: expected an object")
-    elif require_provenance and not isinstance(provenance.get("split"), str):
-        raise ValueError("provenance.split: expected the source dataset split (train/val)")
+    if require_provenance and not isinstance(field_of(raw, "split"), str):
+        raise ValueError(
+            "provenance.split: expected the source dataset split (train/val), in provenance "
+            "or at top level"
+        )
     return raw
 
 
@@ -189,10 +194,21 @@ def write_examples(path: Path, examples: Iterable[Example]) -> None:
     atomic_write_text(path, (json.dumps(e, ensure_ascii=False) + "\n" for e in examples))
 
 
+PAPER_TEMPLATES = frozenset(PATTERN_TEMPLATES.values())
+
+
+def field_of(example: Mapping[str, Any], name: str) -> Any:
+    """A provenance field, read from ``provenance`` or, as the engine also writes it, top level."""
+    provenance = example.get("provenance")
+    if isinstance(provenance, dict) and name in provenance:
+        return provenance[name]
+    return example.get(name)
+
+
 def source_split(example: Mapping[str, Any]) -> str:
     """The source dataset split (train/val/...) the example's images come from."""
-    provenance = example.get("provenance") or {}
-    return str(provenance.get("split", ""))
+    value = field_of(example, "split")
+    return value if isinstance(value, str) else ""
 
 
 def is_train(example: Mapping[str, Any]) -> bool:
@@ -200,11 +216,19 @@ def is_train(example: Mapping[str, Any]) -> bool:
 
 
 def template_of(example: Mapping[str, Any]) -> str:
-    """The paper template (VerifyAttr, CountGroupBy ...): provenance first, then the form name."""
-    provenance = example.get("provenance") or {}
-    template = provenance.get("template")
+    """The paper template (VerifyAttr, CountGroupBy ...) from the example's data.
+
+    Accepts ``paper_template`` or a paper-style ``template`` (in ``provenance`` or at top level);
+    a form name (``quantifier_attr``) in ``template`` or ``pattern_name`` is mapped by DESIGN §7.
+    """
+    paper = field_of(example, "paper_template")
+    if isinstance(paper, str) and paper:
+        return paper
+    template = field_of(example, "template")
     if isinstance(template, str) and template:
-        return template
+        if template in PAPER_TEMPLATES or template not in PATTERN_TEMPLATES:
+            return template
+        return PATTERN_TEMPLATES[template]
     pattern = str(example.get("pattern_name", ""))
     return PATTERN_TEMPLATES.get(pattern, pattern)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from covr.scene.model import Object, SceneGraph
 from covr.splits.builders import Split, SplitError, pools
-from covr.splits.examples import Example, Step, iter_programs
+from covr.splits.examples import Example, Step, iter_programs, source_split
 from covr.splits.properties import compute_properties
 from covr.splits.vocab import attribute_types
 
@@ -160,7 +160,11 @@ def _graph(scenes: Mapping[str, SceneGraph], image: str, qid: str) -> SceneGraph
 
 
 def diversity(graphs: Iterable[SceneGraph], pair: Pair) -> dict[str, Any]:
-    """Value combinations of the pair's two types carried by one object in these images."""
+    """Value combinations of the pair's two types carried by one object in these images.
+
+    ``possible`` is CLEVR-HOPE's product of the value counts of the two types, counted over
+    objects that carry a value of both types (real objects often lack a type).
+    """
     ta, tb = type_of(pair.first), type_of(pair.second)
     combos: set[tuple[str, str]] = set()
     first_values: set[str] = set()
@@ -170,9 +174,10 @@ def diversity(graphs: Iterable[SceneGraph], pair: Pair) -> dict[str, Any]:
             values = _object_values(obj)
             firsts = {v for v in obj.attributes if type_of(v) == ta}
             seconds = {obj.name} if tb == NOUN_TYPE else {v for v in values if type_of(v) == tb}
-            first_values |= firsts
-            second_values |= seconds
-            combos |= {(x, y) for x in firsts for y in seconds}
+            if firsts and seconds:  # an object typed for both (CLEVR: every object)
+                first_values |= firsts
+                second_values |= seconds
+                combos |= {(x, y) for x in firsts for y in seconds}
     return {
         "types": [ta, tb],
         "diversity": len(combos),
@@ -312,7 +317,7 @@ def hop_split(
     )
     div = diversity(train_graphs.values(), pair)
     rng = random.Random(seed)
-    image_split = {i: str(e["provenance"]["split"]) for e in eval_pool for i in e["scenes"]}
+    image_split = {i: source_split(e) for e in eval_pool for i in e["scenes"]}
     minimal_ood = _minimal_set(
         pair, eval_graphs, "minimal-ood", minimal_limit, rng, seed, 0, image_split
     )

@@ -35,6 +35,7 @@ from covr.splits.examples import Example, Step, is_train
 from covr.splits.vocab import as_number, is_name
 
 ROOT = "<s>"
+QUANTIFIED = "<obj>"
 Structure = tuple[str, ...]
 """(shape, label, label, ...): the shape names the edges, the labels the nodes in a fixed order."""
 
@@ -77,7 +78,10 @@ def program_tree(program: Sequence[Step], *, anonymize: bool = False) -> Tree:
         step = prog[index]
         node = tree.add(str(step["operation"]), parent)
         for dep in step.get("dependencies", ()):
-            emit(prog, dep, node)
+            if dep < 0:
+                tree.add(QUANTIFIED, node)  # a nested program's reference to its object
+            else:
+                emit(prog, dep, node)
         for arg in step.get("arguments", ()):
             if isinstance(arg, list):
                 if arg:
@@ -444,33 +448,52 @@ def adversarial_splits(
             best = (held, level, list(held_structures))
         if best is not None and best[0] not in found:
             found[best[0]] = (s, best[1], best[2])
-    splits: list[Split] = []
+    train_flags = [is_train(e) for e in examples]
+    eval_per_program: Counter[int] = Counter(
+        o for o, t in zip(owner, train_flags, strict=True) if not t
+    )
+    kept: list[tuple[frozenset[int], Structure, float, list[Structure], float]] = []
     for held, (s, level, held_structures) in sorted(found.items(), key=lambda kv: kv[1][0]):
-        train_programs = [progs.trees[i] for i in range(total) if i not in held]
-        model_contexts = SymbolContexts(train_programs, siblings=siblings)
-        train_index = StructureIndex(model_contexts)
+        tested = sum(eval_per_program[i] for i in held)
+        if not tested:
+            continue
+        train_trees = [progs.trees[i] for i in range(total) if i not in held]
+        train_index = StructureIndex(SymbolContexts(train_trees, siblings=siblings))
         for i in range(total):
             if i not in held:
                 train_index.add(progs.structures[i])
-        test_idx = [j for j, e in enumerate(examples) if owner[j] in held and not _is_train_ex(e)]
-        if not test_idx:
-            continue
-        per_program = {
-            i: min((train_index.best(st) for st in progs.structures[i]), default=1.0) for i in held
-        }
-        easiness = sum(per_program[owner[j]] for j in test_idx) / len(test_idx)
-        if tau is not None and easiness > tau:
-            continue
+        easiness = (
+            sum(
+                eval_per_program[i]
+                * min((train_index.best(st) for st in progs.structures[i]), default=1.0)
+                for i in held
+            )
+            / tested
+        )
+        if tau is None or easiness <= tau:
+            kept.append((held, s, level, held_structures, easiness))
+    if len(kept) > max_splits:
+        kept = [kept[i] for i in sorted(rng.sample(range(len(kept)), max_splits))]
+    splits: list[Split] = []
+    for number, (held, s, level, held_structures, easiness) in enumerate(kept):
         train = [
-            e["qid"] for j, e in enumerate(examples) if _is_train_ex(e) and owner[j] not in held
+            e["qid"]
+            for e, o, t in zip(examples, owner, train_flags, strict=True)
+            if t and o not in held
         ]
-        test = [examples[j]["qid"] for j in test_idx]
+        test = [
+            e["qid"]
+            for e, o, t in zip(examples, owner, train_flags, strict=True)
+            if not t and o in held
+        ]
         iid = [
-            e["qid"] for j, e in enumerate(examples) if not _is_train_ex(e) and owner[j] not in held
+            e["qid"]
+            for e, o, t in zip(examples, owner, train_flags, strict=True)
+            if not t and o not in held
         ]
         splits.append(
             Split(
-                name="",
+                name=f"adversarial-{n}ls-{number:02d}",
                 kind="adversarial",
                 definition={
                     "n": n,
@@ -501,15 +524,7 @@ def adversarial_splits(
                 },
             )
         )
-    if len(splits) > max_splits:
-        splits = [splits[i] for i in sorted(rng.sample(range(len(splits)), max_splits))]
-    for number, split in enumerate(splits):
-        split.name = f"adversarial-{n}ls-{number:02d}"
     return splits
-
-
-def _is_train_ex(example: Example) -> bool:
-    return is_train(example)
 
 
 # --- budgeted training-set selection (§6.2) ---------------------------------------------------------

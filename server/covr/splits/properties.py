@@ -30,7 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from covr.splits.examples import Example, Step, iter_programs, iter_steps, template_of
+from covr.scene.subgraph import Subgraph
+from covr.splits.examples import (
+    Example,
+    Step,
+    field_of,
+    iter_programs,
+    iter_steps,
+    template_of,
+)
 from covr.splits.vocab import as_number, attribute_type_names, attribute_types, is_name
 
 QUANTIFIERS = {"all": "ALL", "some": "SOME", "none": "NONE"}
@@ -112,16 +120,61 @@ def structure_properties(program: Sequence[Step]) -> set[str]:
             deps = list(step.get("dependencies", ()))
             if len(names) > 1 or len(deps) > 2:
                 out.add("RM")
-            if deps and prog[_resolve(prog, deps[0])]["operation"] in RELATION_OPS:
+            subject = _resolve(prog, deps[0]) if deps else -1
+            if subject >= 0 and prog[subject]["operation"] in RELATION_OPS:
                 out.add("V")
             if any(
                 prog[i]["operation"] in RELATION_OPS for d in deps[1:] for i in _closure(prog, [d])
             ):
                 out.add("C")
+    for prog in iter_programs(program):
+        for step in prog:
+            if step["operation"] not in QUANTIFIERS:
+                continue
+            restrictor = _closure(prog, step.get("dependencies", ()))
+            if not any(prog[i]["operation"] in RELATION_OPS for i in restrictor):
+                continue
+            for arg in step.get("arguments", ()):
+                if isinstance(arg, list) and any(
+                    inner["operation"] in RELATION_OPS
+                    and list(inner.get("dependencies", ()))[:1] == [-1]
+                    for inner in arg
+                ):
+                    out.add("V")  # the quantified objects carry a second relation
     if out & {"RM", "V"}:
         out.add("RM/V")
     if out:
         out.add("RM/V/C")
+    return out
+
+
+ANSWER_TYPES = {
+    "bool": "ANS-BOOL",
+    "number": "ANS-NUM",
+    "attribute": "ANS-ATTR",
+    "noun": "ANS-NOUN",
+    "relation": "ANS-REL",
+}
+
+
+def subgraph_properties(example: Mapping[str, Any]) -> set[str]:
+    """RM, V, C read off the subgraph keys the example carries (when it carries any)."""
+    raw = field_of(example, "subgraphs")
+    keys = raw.values() if isinstance(raw, dict) else raw if isinstance(raw, list) else ()
+    out: set[str] = set()
+    for key in keys:
+        if not isinstance(key, str):
+            continue
+        try:
+            g = Subgraph.from_key(key)
+        except ValueError:
+            continue
+        if g.relmods:
+            out.add("RM")
+        if any(len(g.children(i)) >= 2 for i in range(len(g.objects))):
+            out.add("V")
+        if g.depth() >= 2:
+            out.add("C")
     return out
 
 
@@ -131,6 +184,9 @@ def _answer_properties(example: Mapping[str, Any], program: Sequence[Step]) -> s
         return {"ANS-BOOL"}
     if isinstance(answer, int):
         return {"ANS-NUM", f"ANS-{answer}"}
+    declared = ANSWER_TYPES.get(str(field_of(example, "answer_type")))
+    if declared is not None:
+        return {declared}
     last = str(program[-1]["operation"]) if program else ""
     template = template_of(example)
     if last in ATTR_ANSWER_OPS or template in ATTR_TEMPLATES:
@@ -190,7 +246,12 @@ def compute_properties(example: Mapping[str, Any]) -> list[str]:
             for number in numbers:
                 out.add("HAS-NUM")
                 out.add(f"HAS-NUM-{int(number) if float(number).is_integer() else number}")
-    out |= structure_properties(program)
+    shapes = structure_properties(program) | subgraph_properties(example)
+    if shapes & {"RM", "V"}:
+        shapes.add("RM/V")
+    if shapes:
+        shapes.add("RM/V/C")
+    out |= shapes
     out |= _answer_properties(example, program)
     template = template_of(example)
     if template:
