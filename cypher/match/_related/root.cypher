@@ -1,3 +1,3 @@
 // fragment of the related-image match builder (covr.related.cypher_path); placeholders {{name}} take identifiers or rendered fragments
-// summary: the root object of the subgraph inside a candidate image (the image_in condition makes FalkorDB start from the Image.id index)
-MATCH (i:Image)-[:HAS]->({{o}}:Object)
+// summary: the root object of the subgraph inside a candidate image
+MATCH (i)-[:HAS]->({{o}}:Object)

@@ -34,7 +34,9 @@ has at least one attribute)."""
 _FRAGMENTS = ("match", "_related")
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
-_COMPOSITE = frozenset({"condition", "names", "attributes", "relation_names", "relmod_names"})
+_COMPOSITE = frozenset(
+    {"condition", "names", "attributes", "relation_names", "relmod_names", "bound"}
+)
 _PROPERTIES = frozenset({"name", "attributes"})
 
 
@@ -182,8 +184,12 @@ def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[st
         incoming[rel.object] = ("relation", j)
     for k, mod in enumerate(g.relmods):
         incoming[mod.object] = ("relmod", k)
-    root_conditions = [render("image_in", ids=f"{prefix}_ids"), *object_conditions(0)]
-    clauses = [_clause(render("root", o="o0"), root_conditions)]
+    clauses = [
+        _clause(render("images"), [render("image_in", ids=f"{prefix}_ids")]),
+        render("with", bound="i"),
+        _clause(render("root", o="o0"), object_conditions(0)),
+    ]
+    bound = ["i", "o0"]
     for i in range(1, len(g.objects)):
         kind, index = incoming[i]
         if kind == "relation":
@@ -198,7 +204,10 @@ def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[st
             own = _conditions(
                 f"m{index}", "name", rules[f"relmod@{index}"], f"{prefix}_m{index}", params
             )
+        # a planning boundary: FalkorDB would otherwise anchor on another name index (measured)
+        clauses.append(render("with", bound=", ".join(bound)))
         clauses.append(_clause(head, own + object_conditions(i)))
+        bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
 
     def items(var: str, count: int, prop: str) -> str:
         return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))

@@ -34,6 +34,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, TypeVar
 
 import numpy as np
@@ -60,6 +61,8 @@ from covr.scene.subgraph import Subgraph, SubgraphError
 from covr.settings import Settings, get_settings
 
 __all__ = [
+    "DEFAULT",
+    "Default",
     "RelatedError",
     "RelatedLookup",
     "RelatedResult",
@@ -70,6 +73,15 @@ __all__ = [
 ]
 
 IdArray = npt.NDArray[np.int64]
+
+
+class Default(Enum):
+    """Marks an argument whose value comes from settings (``COVR_RELATED_*``)."""
+
+    VALUE = "default"
+
+
+DEFAULT = Default.VALUE
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -325,15 +337,17 @@ class RelatedLookup:
         *,
         split: str | None = None,
         max_distance: int = 2,
-        per_signature: int | None = 5,
+        per_signature: int | Default | None = DEFAULT,
         limit: int | None = None,
-        positives_limit: int | None = 5,
+        positives_limit: int | Default | None = DEFAULT,
         seed: int = 0,
         offset: int = 0,
         presence: bool = True,
     ) -> RelatedResult:
         """Positives and distractors of ``g`` (see docs/related.md §1 for every argument)."""
         subgraph = _as_subgraph(g)
+        per_signature = self._resolve(per_signature, self.settings.related_per_signature)
+        positives_limit = self._resolve(positives_limit, self.settings.related_positives)
         _check_args(max_distance, per_signature, limit, positives_limit, seed, offset, split)
         with self._lock:
             self._refresh_generation()
@@ -387,9 +401,9 @@ class RelatedLookup:
         max_subgraphs: int | None = None,
         split: str | None = None,
         max_distance: int = 2,
-        per_signature: int | None = 5,
+        per_signature: int | Default | None = DEFAULT,
         limit: int | None = None,
-        positives_limit: int | None = 5,
+        positives_limit: int | Default | None = DEFAULT,
         seed: int = 0,
         offset: int = 0,
         presence: bool = True,
@@ -398,6 +412,7 @@ class RelatedLookup:
 
         The source image is always the first positive of each result (when it is in ``split``).
         """
+        positives_limit = self._resolve(positives_limit, self.settings.related_positives)
         if max_subgraphs is not None and max_subgraphs < 1:
             raise RelatedError("max_subgraphs", "must be >= 1")
         scene = self.scene_graph(image_id)
@@ -441,6 +456,10 @@ class RelatedLookup:
                 )
             out.append(result)
         return out
+
+    @staticmethod
+    def _resolve(value: int | Default | None, default: int) -> int | None:
+        return default if isinstance(value, Default) else value
 
     def clear_cache(self) -> None:
         """Forget every cached result, image list and vocabulary."""

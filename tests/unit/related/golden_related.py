@@ -16,15 +16,20 @@ SHAPES = {
 
 EXACT = {
     "single": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
   AND $b0_a0 IN o0.attributes
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name] AS names, [o0.attributes] AS attributes, [] AS relation_names, [] AS relmod_names""",
     "hop": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
@@ -32,13 +37,17 @@ WHERE r0.name = $b0_r0
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names""",
     "chain": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
   AND o1 <> o0
+WITH i, o0, r0, o1
 MATCH (o1)-[:SUBJ]->(r1:Relation)-[:OBJ]->(o2:Object)
 WHERE r1.name = $b0_r1
   AND o2.name = $b0_o2
@@ -47,13 +56,17 @@ WHERE r1.name = $b0_r1
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
     "v": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
   AND o1 <> o0
+WITH i, o0, r0, o1
 MATCH (o0)-[:SUBJ]->(r1:Relation)-[:OBJ]->(o2:Object)
 WHERE r1.name = $b0_r1
   AND o2.name = $b0_o2
@@ -61,13 +74,17 @@ WHERE r1.name = $b0_r1
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
     "frame_1": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
   AND o1 <> o0
+WITH i, o0, r0, o1
 MATCH (r0)-[:MOD]->(m0:RelMod)-[:OBJ]->(o2:Object)
 WHERE m0.name = $b0_m0
   AND o2.name = $b0_o2
@@ -75,24 +92,30 @@ WHERE m0.name = $b0_m0
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name] AS relation_names, [m0.name] AS relmod_names""",
     "frame_3": """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name = $b0_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name = $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
   AND o1 <> o0
+WITH i, o0, r0, o1
 MATCH (r0)-[:MOD]->(m0:RelMod)-[:OBJ]->(o2:Object)
 WHERE m0.name = $b0_m0
   AND o2.name = $b0_o2
   AND o2 <> o0
   AND o2 <> o1
+WITH i, o0, r0, o1, m0, o2
 MATCH (r0)-[:MOD]->(m1:RelMod)-[:OBJ]->(o3:Object)
 WHERE m1.name = $b0_m1
   AND o3.name = $b0_o3
   AND o3 <> o0
   AND o3 <> o1
   AND o3 <> o2
+WITH i, o0, r0, o1, m0, o2, m1, o3
 MATCH (r0)-[:MOD]->(m2:RelMod)-[:OBJ]->(o4:Object)
 WHERE m2.name = $b0_m2
   AND o4.name = $b0_o4
@@ -104,10 +127,13 @@ RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name, o3.name, o4
 }
 
 UNION = """\
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b0_ids
-  AND o0.name <> $b0_o0_x
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name <> $b0_o0_x
   AND NOT o0.name IN $b0_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name = $b0_r0
   AND o1.name = $b0_o1
@@ -115,9 +141,12 @@ WHERE r0.name = $b0_r0
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names
 UNION ALL
-MATCH (i:Image)-[:HAS]->(o0:Object)
+MATCH (i:Image)
 WHERE i.id IN $b1_ids
-  AND o0.name IN $b1_o0
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE o0.name IN $b1_o0
+WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
 WHERE r0.name <> $b1_r0
   AND any(a IN o1.attributes WHERE NOT a IN $b1_a1)

@@ -1,0 +1,280 @@
+"""The related-image lookup on the real store: exclusion, sampling, pagination, bad input, plans."""
+
+from __future__ import annotations
+
+import pytest
+
+from covr.graph import GraphStore
+from covr.related import reference
+from covr.related.cypher_path import exact_rules, match_query
+from covr.related.exclusivity import default_exclusivity
+from covr.related.lookup import (
+    RelatedError,
+    RelatedLookup,
+    RelatedResult,
+    StatsMissing,
+    UnknownImage,
+    UnknownSubgraph,
+)
+from covr.scene.subgraph import Subgraph, SubgraphError, SubgraphObject, SubgraphRelation
+from covr.settings import Settings
+from covr_loaders import synthetic
+from tests.integration.related.helpers import distractor_set, full, put, scene
+from tests.support.cypher_lint import lint
+from tests.unit.related.golden_related import SHAPES
+
+
+def test_planted_relaxed_copies_are_never_distractors(
+    store: GraphStore, settings: Settings
+) -> None:
+    graphs = [
+        scene(1, [("man", []), ("hat", ["red"])], [(0, "wearing", 1)]),  # g itself
+        scene(2, [("woman", []), ("hat", ["red"])], [(0, "wearing", 1)]),  # a distractor
+        # a distractor embedding (woman), but also "person" for "man": relaxed copy
+        scene(
+            3,
+            [("woman", []), ("hat", ["red"]), ("person", []), ("hat", ["red", "wooden"])],
+            [(0, "wearing", 1), (2, "wearing", 3)],
+        ),
+        # a distractor embedding (blue hat), but also the exact g
+        scene(
+            4,
+            [("man", []), ("hat", ["blue"]), ("man", []), ("hat", ["red"])],
+            [(0, "wearing", 1), (2, "wearing", 3)],
+        ),
+        # "cap" is not exclusive with "hat": a relaxed copy, next to a woman with a red hat
+        scene(
+            5,
+            [("man", []), ("cap", ["red"]), ("woman", []), ("hat", ["red"])],
+            [(0, "wearing", 1), (2, "wearing", 3)],
+        ),
+        # red + wooden is a relaxed copy of red (wooden is not exclusive with red)
+        scene(
+            6,
+            [("man", []), ("hat", ["blue", "wooden"]), ("boy", []), ("hat", ["red"])],
+            [(0, "wearing", 1), (2, "wearing", 3)],
+        ),
+        scene(7, [("man", []), ("hat", ["blue"])], [(0, "wearing", 1)]),  # a distractor
+    ]
+    put(store, graphs)
+    lookup = RelatedLookup(store, settings=settings)
+    g = Subgraph.from_key("man-(wearing)->hat[red]")
+    result = full(lookup, g, 2)
+    assert sorted(result.positives) == ["test:1", "test:4"]
+    ids = {d.image_id for d in result.distractors}
+    assert ids == {"test:2", "test:7"}
+    assert result.by_signature() == {"object@0": ["test:2"], "attribute@1": ["test:7"]}
+    expected = reference.distractors(reference.SceneIndex(graphs), g, default_exclusivity())
+    assert distractor_set(result.distractors) == distractor_set(expected)
+    woman = next(d for d in result.distractors if d.image_id == "test:2")
+    assert woman.subgraph.key == "woman-(wearing)->hat[red]"
+
+    # "on top of" is an overlap-relaxed copy of "on"
+    store.clear()
+    store.apply_schema()
+    put(
+        store,
+        [
+            scene(1, [("cup", []), ("table", [])], [(0, "on top of", 1)]),
+            scene(2, [("cup", []), ("table", [])], [(0, "behind", 1)]),
+        ],
+    )
+    on = full(lookup, Subgraph.from_key("cup-(on)->table"), 1)
+    assert [(d.image_id, d.signature) for d in on.distractors] == [("test:2", "relation@0")]
+
+
+@pytest.fixture(scope="module")
+def synthetic_store(session_store: GraphStore) -> GraphStore:
+    session_store.clear()
+    session_store.apply_schema()
+    put(session_store, list(synthetic.generate(400, seed=11, split="val")))
+    return session_store
+
+
+def test_same_seed_same_result_different_seed_different_sample(
+    synthetic_store: GraphStore, settings: Settings
+) -> None:
+    g = Subgraph.from_key("man")
+    one = RelatedLookup(synthetic_store, settings=settings).related(g, seed=1, per_signature=5)
+    again = RelatedLookup(synthetic_store, settings=settings).related(g, seed=1, per_signature=5)
+    other = RelatedLookup(synthetic_store, settings=settings).related(g, seed=2, per_signature=5)
+    assert one == again
+    assert one.by_signature() != other.by_signature()
+    assert one.positives != other.positives
+    everything = full(RelatedLookup(synthetic_store, settings=settings), g, 2)
+    per_sig = everything.by_signature()
+    assert len(per_sig["object@0"]) > 50
+    for sig, ids in one.by_signature().items():
+        assert len(ids) == min(5, len(per_sig[sig]))
+        assert set(ids) <= set(per_sig[sig])
+    assert set(one.positives) <= set(everything.positives)
+    assert len(one.positives) == 5
+
+
+def test_pages_are_disjoint_and_cover_the_sequence(
+    synthetic_store: GraphStore, settings: Settings
+) -> None:
+    lookup = RelatedLookup(synthetic_store, settings=settings)
+    g = Subgraph.from_key("man")
+    pages: list[RelatedResult] = []
+    offset: int | None = 0
+    while offset is not None and len(pages) < 4:
+        page = lookup.related(g, seed=3, per_signature=7, positives_limit=7, offset=offset)
+        pages.append(page)
+        offset = page.next_offset
+    assert len(pages) == 4
+    seen = [d.image_id for p in pages for d in p.distractors if d.signature == "object@0"]
+    assert len(seen) == len(set(seen)) == 28
+    positives = [i for p in pages for i in p.positives]
+    assert len(positives) == len(set(positives))
+    long = lookup.related(g, seed=3, per_signature=28, positives_limit=28)
+    assert [d.image_id for d in long.distractors if d.signature == "object@0"] == seen
+    capped = lookup.related(g, seed=3, per_signature=5, limit=3)
+    assert len(capped.distractors) == 3
+    assert len({d.signature for d in capped.distractors}) == min(3, len(long.signatures()))
+
+
+def test_split_filter(store: GraphStore, settings: Settings) -> None:
+    put(
+        store,
+        [
+            scene(1, [("man", [])], split="train"),
+            scene(2, [("man", [])], split="val"),
+            scene(3, [("woman", [])], split="train"),
+        ],
+    )
+    lookup = RelatedLookup(store, settings=settings)
+    assert lookup.positives("man", split="train") == ["test:1"]
+    assert sorted(lookup.positives("man")) == ["test:1", "test:2"]
+    assert lookup.positives("man", split="nope") == []
+    result = lookup.related("man", split="val", per_signature=None)
+    assert result.distractors == ()
+
+
+def test_for_image_and_subgraphs_of_image(store: GraphStore, settings: Settings) -> None:
+    put(
+        store,
+        [
+            scene(1, [("man", ["tall"]), ("hat", ["red"])], [(0, "wearing", 1)]),
+            scene(2, [("woman", ["tall"]), ("hat", ["red"])], [(0, "wearing", 1)]),
+            scene(3, [("man", ["tall"]), ("hat", ["red"])], [(0, "wearing", 1)]),
+        ],
+    )
+    lookup = RelatedLookup(store, settings=settings)
+    keys = [g.key for g in lookup.subgraphs_of_image("test:1")]
+    assert "man[tall]-(wearing)->hat[red]" in keys
+    assert "hat" in keys
+    [one] = lookup.for_image("test:1", "man-(wearing)->hat")
+    assert one.positives[0] == "test:1"
+    assert set(one.positives) == {"test:1", "test:3"}
+    assert [d.image_id for d in one.distractors] == ["test:2"]
+    every = lookup.for_image("test:3", max_subgraphs=3)
+    assert len(every) == 3
+    assert all(r.positives[0] == "test:3" for r in every)
+    with pytest.raises(UnknownSubgraph, match="not a subgraph of image"):
+        lookup.for_image("test:1", "woman")
+    with pytest.raises(UnknownImage, match="no image 'test:9'"):
+        lookup.for_image("test:9")
+    with pytest.raises(UnknownImage):
+        lookup.subgraphs_of_image("")
+
+
+@pytest.mark.parametrize(
+    "g",
+    [
+        Subgraph.build(
+            [SubgraphObject("it's"), SubgraphObject("hat")],
+            [SubgraphRelation("x) RETURN 1 //", 0, 1)],
+        ),
+        Subgraph.single('say "hi"', "a\\b"),
+        Subgraph.single("'; MATCH (n) DETACH DELETE n //"),
+        Subgraph.single("man}) DETACH DELETE i //"),
+        Subgraph.single("\\'\""),
+    ],
+    ids=lambda g: g.key,
+)
+def test_names_with_quotes_and_cypher_are_data(
+    store: GraphStore, settings: Settings, g: Subgraph
+) -> None:
+    put(store, [scene(1, [("man", [])]), scene(2, [(g.objects[0].name, [])])])
+    lookup = RelatedLookup(store, settings=settings)
+    result = lookup.related(g, per_signature=None, positives_limit=None)
+    if len(g.objects) == 1 and g.objects[0].attribute is None:
+        assert result.positives == ("test:2",)
+        assert [d.image_id for d in result.distractors] == ["test:1"]
+    else:
+        assert result.positives == ()
+    assert lookup.positives("man") == ["test:1"]  # nothing was deleted
+
+
+def test_bad_input_gets_clear_errors(store: GraphStore, settings: Settings) -> None:
+    put(store, [scene(1, [("man", [])])])
+    lookup = RelatedLookup(store, settings=settings)
+    with pytest.raises(SubgraphError, match="empty"):
+        lookup.related("")
+    with pytest.raises(SubgraphError, match="empty"):
+        Subgraph(())
+    with pytest.raises(SubgraphError, match="repeated-noun"):
+        lookup.related("man-(on)->man")
+    with pytest.raises(SubgraphError, match="key-syntax"):
+        lookup.related("man-(on->hat")
+    with pytest.raises(SubgraphError, match="depth"):
+        lookup.related("a-(r)->b-(s)->c-(t)->d")
+    for kwargs, field in [
+        ({"max_distance": 3}, "max_distance"),
+        ({"max_distance": -1}, "max_distance"),
+        ({"per_signature": 0}, "per_signature"),
+        ({"limit": 0}, "limit"),
+        ({"offset": -1}, "offset"),
+        ({"split": ""}, "split"),
+    ]:
+        with pytest.raises(RelatedError) as info:
+            lookup.related("man", **kwargs)  # type: ignore[arg-type]
+        assert info.value.field == field
+    with pytest.raises(RelatedError, match="g: expected a Subgraph"):
+        lookup.related(42)  # type: ignore[arg-type]
+    assert lookup.positives("nobody") == []
+
+
+def test_missing_statistics_are_reported(store: GraphStore, settings: Settings) -> None:
+    put(store, [scene(1, [("man", [])])], stats=False)
+    with pytest.raises(StatsMissing, match="no name statistics"):
+        RelatedLookup(store, settings=settings).related("man")
+
+
+def test_empty_store_gives_empty_results(store: GraphStore, settings: Settings) -> None:
+    result = RelatedLookup(store, settings=settings).related("man")
+    assert (result.positives, result.distractors, result.next_offset) == ((), (), None)
+
+
+def test_a_new_load_invalidates_cached_results(store: GraphStore, settings: Settings) -> None:
+    put(store, [scene(1, [("man", [])])])
+    lookup = RelatedLookup(store, settings=settings)
+    assert lookup.positives("man") == ["test:1"]
+    put(store, [scene(2, [("man", [])])])
+    assert sorted(lookup.positives("man")) == ["test:1", "test:2"]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_plans_start_from_the_image_index(store: GraphStore, shape: str) -> None:
+    """FalkorDB's planner otherwise scans all objects of a name (measured): pin the anchor."""
+    g = Subgraph.from_key(SHAPES[shape])
+    query, params = match_query(g, exact_rules(g), ["test:1"])
+    assert store.read(query, params) == []
+    from covr.graph.params import render_prefix
+
+    plan = store.command("GRAPH.EXPLAIN", store.graph_name, render_prefix(params) + query)  # type: ignore[attr-defined]
+    lines = [str(line) for line in plan]
+    assert "Node By Index Scan | (i:Image)" in lines[-1].strip(), "\n".join(lines)
+
+
+def test_builder_queries_are_valid_cypher_5() -> None:
+    statements = []
+    for shape, key in sorted(SHAPES.items()):
+        g = Subgraph.from_key(key)
+        statements.append((shape, match_query(g, exact_rules(g), ["x"])[0]))
+    from tests.unit.related.golden_related import UNION
+
+    statements.append(("union", UNION))
+    for verdict in lint(statements):
+        assert verdict["errors"] == [], verdict
