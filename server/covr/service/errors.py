@@ -26,6 +26,7 @@ from covr.graph.errors import (
     QueryTimeout,
     StoreUnavailable,
 )
+from covr.related.lookup import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.scene.model import SceneGraphError
 from covr.scene.subgraph import SubgraphError
 
@@ -91,32 +92,52 @@ DOMAIN_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (ParameterError, grpc.StatusCode.INVALID_ARGUMENT),
     (SceneGraphError, grpc.StatusCode.INVALID_ARGUMENT),
     (SubgraphError, grpc.StatusCode.INVALID_ARGUMENT),
+    (UnknownImage, grpc.StatusCode.NOT_FOUND),
+    (UnknownSubgraph, grpc.StatusCode.NOT_FOUND),
+    (StatsMissing, grpc.StatusCode.FAILED_PRECONDITION),
+    (RelatedError, grpc.StatusCode.INVALID_ARGUMENT),
     (GraphError, grpc.StatusCode.INTERNAL),
 )
 """Exceptions of other rooms, most specific first; anything else is ``INTERNAL``."""
 
 
+MAX_MESSAGE_CHARS = 200
+MAX_FIELD_CHARS = 100
+MAX_DESCRIPTION_CHARS = 200
+MAX_DETAILS_BYTES = 3000
+"""Status text and details travel in HTTP/2 trailers, which gRPC refuses above 8-16 KiB (the
+client then sees RESOURCE_EXHAUSTED instead of our code). Messages quote request values, so they
+are clipped, and field violations are listed only while the details stay small."""
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _status(
     code: grpc.StatusCode, message: str, details: Sequence[any_pb2.Any] = ()
 ) -> grpc.Status:
-    proto = status_pb2.Status(code=getattr(code_pb2, code.name), message=message)
+    proto = status_pb2.Status(
+        code=getattr(code_pb2, code.name), message=clip(message, MAX_MESSAGE_CHARS)
+    )
     proto.details.extend(details)
     return rpc_status.to_status(proto)
 
 
 def bad_request(violations: Sequence[FieldViolation]) -> any_pb2.Any:
-    """``google.rpc.BadRequest`` with the violations, packed in an ``Any``."""
-    detail = any_pb2.Any()
-    detail.Pack(
-        error_details_pb2.BadRequest(
-            field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(
-                    field=v.field, description=v.description
-                )
-                for v in violations
-            ]
+    """``google.rpc.BadRequest`` with the violations (as many as fit), packed in an ``Any``."""
+    message = error_details_pb2.BadRequest()
+    for v in violations:
+        message.field_violations.add(
+            field=clip(v.field, MAX_FIELD_CHARS),
+            description=clip(v.description, MAX_DESCRIPTION_CHARS),
         )
-    )
+        if message.ByteSize() > MAX_DETAILS_BYTES:
+            del message.field_violations[-1]
+            break
+    detail = any_pb2.Any()
+    detail.Pack(message)
     return detail
 
 
@@ -131,6 +152,11 @@ def status_for(exc: BaseException, method: str = "") -> grpc.Status:
         return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
     if isinstance(exc, SubgraphError):
         violation = FieldViolation("subgraph", str(exc))
+        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
+    if isinstance(exc, RelatedError) and not isinstance(
+        exc, UnknownImage | UnknownSubgraph | StatsMissing
+    ):
+        violation = FieldViolation(exc.field, exc.message)
         return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
     for cls, code in DOMAIN_CODES:
         if isinstance(exc, cls):

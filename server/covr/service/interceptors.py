@@ -169,7 +169,7 @@ class AuthInterceptor(Interceptor):
         def refuse(request: Any, context: grpc.ServicerContext) -> Any:
             context.abort_with_status(status_for(Unauthenticated("missing or wrong bearer token")))
 
-        return rebuild(handler, refuse, deserializer=lambda raw: None)
+        return rebuild(handler, refuse, deserializer=lambda raw: raw)
 
 
 # --------------------------------------------------------------------------- errors

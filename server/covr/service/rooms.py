@@ -3,6 +3,8 @@
 Each room is optional here: a server whose build does not contain a room's public API (yet)
 answers its RPCs with ``FAILED_PRECONDITION`` ("not available yet"). The servicer never contains
 business logic; it validates, converts and calls what this object holds.
+
+Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from covr.graph.store import GraphStore
+from covr.related.lookup import RelatedLookup
 from covr.settings import Settings
 
 
@@ -18,7 +21,7 @@ from covr.settings import Settings
 class Rooms:
     """Handles of the rooms behind the RPCs; ``None`` = that room has not landed."""
 
-    related: Any | None = None
+    related: RelatedLookup | None = None
     exclusivity: Any | None = None
     presence: Any | None = None
     questions: Any | None = None
@@ -26,6 +29,8 @@ class Rooms:
 
 
 def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
-    """Open every room whose public API exists, sharing ``store`` (deadline-bound) and settings."""
-    del store, settings
-    return Rooms()
+    """Open every room whose public API exists, sharing ``store`` (deadline-bound) and settings.
+
+    Created once per server, after any fork, so caches are shared by every RPC.
+    """
+    return Rooms(related=RelatedLookup(store, settings=settings))

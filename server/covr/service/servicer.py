@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
-from covr.graph import catalog
+from covr.graph import catalog, name_stats
 from covr.graph.report import COUNT_FIELDS, store_stats
 from covr.graph.store import GraphStore
+from covr.related.lookup import RelatedResult
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
 from covr.service import convert, tokens
 from covr.service.deadline import RequestDeadlines
 from covr.service.errors import (
@@ -175,22 +179,65 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self, request: related_pb2.FindRelatedImagesRequest, context: grpc.ServicerContext
     ) -> Iterator[related_pb2.FindRelatedImagesResponse]:
         target = request.WhichOneof("target")
+        subgraph: Subgraph | None = None
         if target == "subgraph":
-            convert.subgraph_from_proto(request.subgraph)
+            subgraph = convert.subgraph_from_proto(request.subgraph)
         elif target == "image_id":
             convert.require_text(request.image_id, "image_id")
+            if request.page_token:
+                raise InvalidArgument.field(
+                    "page_token", "continue a page with its subgraph as the target, not the image"
+                )
         else:
             raise InvalidArgument.field("target", "set subgraph or image_id")
         violations = convert.check_text(request.split, "split", required=False)
         if request.max_distance > 2:
             violations.append(FieldViolation("max_distance", "must be 0 (= 2), 1 or 2"))
+        if request.per_signature_cap > self.settings.service_max_page_size:
+            violations.append(
+                FieldViolation(
+                    "per_signature_cap", f"is larger than {self.settings.service_max_page_size}"
+                )
+            )
         if violations:
             raise InvalidArgument(violations)
-        self._page_size(request.page_size)
-        self._max_subgraphs(request.max_subgraphs)
-        if self.rooms.related is None:
+        page_size = self._page_size(request.page_size)
+        max_subgraphs = self._max_subgraphs(request.max_subgraphs)
+        lookup = self.rooms.related
+        if lookup is None:
             raise NotAvailableYet("related-image lookup")
-        yield from ()
+        query = _RelatedQuery.of(request, page_size)
+        gone = cancelled_event(context)
+        with self.deadlines.scope(context):
+            if subgraph is not None:
+                state = tokens.decode(request.page_token, query.bound(subgraph.key))
+                offset = state.get("offset", 0)
+                if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+                    raise InvalidArgument.field("page_token", "is not a page token of this service")
+                first_pages: Iterator[RelatedResult] = iter(
+                    [lookup.related(subgraph, offset=offset, **query.arguments)]
+                )
+            else:
+                keys = [g.key for g in lookup.subgraphs_of_image(request.image_id)]
+                first_pages = (
+                    lookup.for_image(request.image_id, key, **query.arguments)[0]
+                    for key in keys[:max_subgraphs]
+                )
+        while not gone.is_set():
+            with self.deadlines.scope(context):
+                result = next(first_pages, None)
+            if result is None:
+                return
+            sent = 0
+            while True:
+                yield query.page(result)
+                sent += len(result.distractors)
+                if result.next_offset is None or sent >= request.max_results or gone.is_set():
+                    break
+                with self.deadlines.scope(context):
+                    result = lookup.related(
+                        result.query, offset=result.next_offset, **query.arguments
+                    )
 
     def ScoreExclusivity(
         self, request: related_pb2.ScoreExclusivityRequest, context: grpc.ServicerContext
@@ -259,6 +306,59 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         yield from ()
 
 
+@dataclass(frozen=True)
+class _RelatedQuery:
+    """The lookup arguments of one FindRelatedImages request, and its page messages."""
+
+    arguments: dict[str, Any]
+    positives: bool
+    seed: int
+
+    @classmethod
+    def of(cls, request: related_pb2.FindRelatedImagesRequest, page_size: int) -> _RelatedQuery:
+        arguments: dict[str, Any] = {
+            "split": request.split or None,
+            "max_distance": 0 if request.exclude_distractors else (request.max_distance or 2),
+            "limit": page_size,
+            "seed": request.seed,
+            "presence": not request.skip_presence_filter,
+        }
+        if request.per_signature_cap:
+            arguments["per_signature"] = request.per_signature_cap
+        return cls(arguments, not request.exclude_positives, request.seed)
+
+    def bound(self, key: str) -> dict[str, Any]:
+        """The request fields a page token of subgraph ``key`` is only valid for."""
+        return {"key": key, **{k: v for k, v in self.arguments.items() if k != "limit"}}
+
+    def page(self, result: RelatedResult) -> related_pb2.FindRelatedImagesResponse:
+        query = convert.subgraph_to_proto(result.query)
+        out = related_pb2.FindRelatedImagesResponse(query=query, seed=self.seed)
+        if self.positives:
+            for image_id in result.positives:
+                out.images.add(
+                    image_id=image_id,
+                    kind=related_pb2.RELATED_KIND_POSITIVE,
+                    distance=0,
+                    matched=query,
+                    query_key=result.query.key,
+                )
+        for d in result.distractors:
+            out.images.add(
+                image_id=d.image_id,
+                kind=related_pb2.RELATED_KIND_DISTRACTOR,
+                edit_signature=d.signature,
+                distance=d.distance,
+                matched=convert.subgraph_to_proto(d.subgraph),
+                query_key=result.query.key,
+            )
+        if result.next_offset is not None:
+            out.next_page_token = tokens.encode(
+                {**self.bound(result.query.key), "offset": result.next_offset}
+            )
+        return out
+
+
 _NODE_TYPES = frozenset(
     {
         scene_pb2.NODE_TYPE_OBJECT,
@@ -288,6 +388,7 @@ class _Import:
         self.pending: list[SceneGraph] = []
         self.seen: dict[str, int] = {}
         self.batches = 0
+        self.wrote = False
 
     def problem(self, index: int, image_id: str, field: str, message: str) -> None:
         self.response.skipped += 1
@@ -298,6 +399,7 @@ class _Import:
         if not self.pending:
             return
         nodes, rels = write_batch(self.store, Batch.of(self.batches, self.pending))
+        self.wrote = True
         self.batches += 1
         self.response.written += len(self.pending)
         self.response.nodes_created += nodes
@@ -363,4 +465,8 @@ class _Import:
             for start in range(0, len(batch), self.batch_size):
                 self.pending = batch[start : start + self.batch_size]
                 self.flush()
+        if self.wrote:
+            # Related-image lookups anchor on these statistics; the loaders refresh them at the
+            # end of every load too (docs/related.md §2).
+            name_stats.refresh(self.store)
         return self.response

@@ -230,9 +230,6 @@ def test_import_equals_the_batch_loaders(server: TestServer) -> None:
 
 
 def test_pending_rpcs_validate_then_answer_failed_precondition(client: Client) -> None:
-    key = "man[tall]-(wearing)->hat[red]"
-    with pytest.raises(FailedPreconditionError):
-        next(client.find_related_images(key, seed=1))
     with pytest.raises(FailedPreconditionError):
         client.score_exclusivity([("object", "man", "woman")])
     with pytest.raises(FailedPreconditionError):
@@ -285,3 +282,79 @@ def test_raw_requests_without_a_target(stub: service_pb2_grpc.CovrServiceStub) -
         pairs=[related_pb2.TermPair(node_type=scene_pb2.NODE_TYPE_UNSPECIFIED, x="a", x_prime="b")]
     )
     assert rpc_code(stub.ScoreExclusivity, bad_type) is grpc.StatusCode.INVALID_ARGUMENT
+
+
+# ---------------------------------------------------------------------- related images
+
+
+def test_related_images_equal_the_library_on_the_same_store(
+    server: TestServer, client: Client
+) -> None:
+    from covr.related.lookup import RelatedLookup
+
+    lookup = RelatedLookup(server.store, settings=server.service.settings)
+    subgraphs = client.list_subgraphs("gqa:2370799", max_subgraphs=30)
+    checked = 0
+    for g in subgraphs:
+        direct = lookup.related(g.key, seed=7, limit=100)
+        pages = list(client.find_related_images(g.key, seed=7, page_size=100))
+        assert len(pages) == 1
+        page = pages[0]
+        assert page.query.key == g.key
+        assert [i.image_id for i in page.images if i.kind == "positive"] == list(direct.positives)
+        assert [
+            (i.image_id, i.edit_signature, i.matched.key)
+            for i in page.images
+            if i.kind == "distractor"
+        ] == [(d.image_id, d.signature, d.subgraph.key) for d in direct.distractors]
+        checked += bool(direct.distractors)
+    assert checked > 0, "the samples should give some distractors"
+
+
+def test_related_pages_continue_with_tokens_and_stream(client: Client) -> None:
+    key = next(
+        g.key
+        for g in client.list_subgraphs("gqa:2370799")
+        if len(next(client.find_related_images(g.key, page_size=100)).images) >= 4
+    )
+    everything = next(
+        client.find_related_images(key, page_size=1000, per_signature_cap=1000, seed=3)
+    )
+    assert everything.next_page_token == ""
+    wanted = [(i.image_id, i.edit_signature) for i in everything.images if i.kind == "distractor"]
+    streamed = list(
+        client.find_related_images(key, seed=3, page_size=1, per_signature_cap=1, max_results=1000)
+    )
+    assert len(streamed) >= 1
+    got = [
+        (i.image_id, i.edit_signature) for p in streamed for i in p.images if i.kind == "distractor"
+    ]
+    assert sorted(got) == sorted(wanted)
+    assert streamed[-1].next_page_token == ""
+    first = next(client.find_related_images(key, seed=3, page_size=1, per_signature_cap=1))
+    if first.next_page_token:
+        second = next(
+            client.find_related_images(
+                key, seed=3, page_size=1, per_signature_cap=1, page_token=first.next_page_token
+            )
+        )
+        assert second.images != first.images
+        with pytest.raises(InvalidArgumentError) as err:
+            next(
+                client.find_related_images(
+                    key, seed=4, page_size=1, per_signature_cap=1, page_token=first.next_page_token
+                )
+            )
+        assert err.value.field_violations[0].field == "page_token"
+
+
+def test_related_images_of_an_image(client: Client) -> None:
+    pages = list(client.find_related_images(image_id="gqa:2370799", max_subgraphs=5, seed=1))
+    assert [p.query.key for p in pages] == [g.key for g in client.list_subgraphs("gqa:2370799")[:5]]
+    for page in pages:
+        positives = [i.image_id for i in page.images if i.kind == "positive"]
+        assert positives[0] == "gqa:2370799"
+    with pytest.raises(NotFoundError):
+        next(client.find_related_images(image_id="gqa:missing"))
+    with pytest.raises(InvalidArgumentError):
+        next(client.find_related_images(image_id="gqa:2370799", page_token="abc"))

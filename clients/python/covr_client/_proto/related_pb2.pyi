@@ -45,6 +45,10 @@ Global___RelatedKind: _TypeAlias = RelatedKind  # noqa: Y015
 class FindRelatedImagesRequest(_message.Message):
     """Related images for one subgraph, or for every subgraph of one image. Server-streaming: one
     page per message. Results are sampled with `seed` and are the same for the same seed and data.
+    A page holds the positives (first page) and up to `per_signature_cap` distractors of every edit
+    signature, at most `page_size` distractors in all (round-robin over signatures). The stream
+    ends after `max_results` distractors (0: after one page); `next_page_token` continues a
+    subgraph's sequence in a later request (with the same subgraph, split, seed and options).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -63,20 +67,20 @@ class FindRelatedImagesRequest(_message.Message):
     SKIP_PRESENCE_FILTER_FIELD_NUMBER: _builtins.int
     MAX_SUBGRAPHS_FIELD_NUMBER: _builtins.int
     image_id: _builtins.str
-    """every subgraph of this image (up to max_subgraphs)"""
+    """every subgraph of this image (up to max_subgraphs), one page each"""
     split: _builtins.str
     """restrict candidates to one split; empty = all"""
     seed: _builtins.int
     page_size: _builtins.int
-    """results per message; 0 = server default"""
+    """distractors per page; 0 = server default"""
     page_token: _builtins.str
-    """resume after a page; empty = from the start"""
+    """continue a subgraph's sequence; empty = from the start"""
     max_results: _builtins.int
-    """per subgraph; 0 = server default"""
+    """distractors per subgraph over all pages; 0 = one page"""
     max_distance: _builtins.int
     """1 or 2; 0 = 2"""
     per_signature_cap: _builtins.int
-    """distractors per edit signature; 0 = server default"""
+    """distractors per edit signature and page; 0 = server default"""
     exclude_positives: _builtins.bool
     exclude_distractors: _builtins.bool
     skip_presence_filter: _builtins.bool

@@ -1,0 +1,323 @@
+"""Server behaviour around the RPCs: deadlines down to the store, cancellation, auth, TLS, health,
+reflection, metrics, capacity limits, undecodable requests, keepalive agreement with the SDK."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
+
+from covr.graph.store import Params, QueryLike, Row
+from covr.service.deadline import DeadlineStore, RequestDeadlines
+from covr.settings import Settings
+from covr_client import (
+    Client,
+    DeadlineExceededError,
+    NotFoundError,
+    ResourceExhaustedError,
+    TlsConfig,
+    UnauthenticatedError,
+    UnavailableError,
+)
+from covr_client._proto import service_pb2_grpc, store_pb2
+from covr_client.config import KEEPALIVE_TIME_S, NO_RETRY
+from covr_client.testing import TestServer, running_server
+
+
+class RecordingStore(DeadlineStore):
+    """The real store, with every read's timeout recorded and an optional delay per read."""
+
+    def __init__(self, inner: Any, delay: float = 0.0) -> None:
+        super().__init__(inner, lambda: None, cap=1e9)
+        self.delay = delay
+        self.timeouts: list[float | None] = []
+
+    def read(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> list[Row]:
+        self.timeouts.append(timeout)
+        if self.delay:
+            time.sleep(self.delay)
+        return self.inner.read(query, params, timeout=timeout)
+
+
+# ---------------------------------------------------------------------- deadlines
+
+
+def test_the_rpc_deadline_becomes_the_query_timeout(server: TestServer) -> None:
+    recorder = RecordingStore(server.store)
+    with running_server(store=recorder, query_timeout_s=30.0) as own, own.client() as client:
+        client.get_scene_graph("gqa:2370799", timeout=5.0)
+        assert recorder.timeouts
+        assert all(t is not None and 0 < t <= 5.0 for t in recorder.timeouts)
+        recorder.timeouts.clear()
+        client.get_scene_graph("gqa:2370799", timeout=120.0)
+        assert all(t == 30.0 for t in recorder.timeouts)  # capped by COVR_QUERY_TIMEOUT_S
+
+
+def test_a_passed_deadline_stops_before_the_store(server: TestServer) -> None:
+    class Ctx:
+        def time_remaining(self) -> float:
+            return 0.0
+
+    deadlines = RequestDeadlines()
+    recorder = RecordingStore(server.store)
+    bounded = DeadlineStore(recorder, deadlines.time_left, cap=30)
+    from covr.graph import catalog
+    from covr.graph.errors import QueryTimeout
+
+    with deadlines.scope(Ctx()), pytest.raises(QueryTimeout):  # type: ignore[arg-type]
+        bounded.read(catalog.get("admin/ping"))
+    assert recorder.timeouts == []
+
+
+def test_deadline_exceeded(server: TestServer) -> None:
+    slow = RecordingStore(server.store, delay=0.3)
+    with running_server(store=slow) as own, own.client(retry=NO_RETRY) as client:
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceededError) as err:
+            client.get_scene_graph("gqa:2370799", timeout=0.1)
+        assert err.value.code == "DEADLINE_EXCEEDED"
+        assert time.monotonic() - started < 0.3
+
+
+# ---------------------------------------------------------------------- cancellation
+
+
+def test_a_cancelled_stream_stops_the_server_work(server: TestServer) -> None:
+    slow = RecordingStore(server.store, delay=0.1)
+    with running_server(store=slow) as own, grpc.insecure_channel(own.target) as channel:
+        stub = service_pb2_grpc.CovrServiceStub(channel)
+        call: Any = stub.ListImages(store_pb2.ListImagesRequest(page_size=1), timeout=30)
+        first = next(call)
+        assert len(first.image_ids) == 1
+        call.cancel()
+        time.sleep(1.0)  # 10 more pages would have been read by now without the cancel
+        reads_after = len(slow.timeouts)
+        time.sleep(0.5)
+        assert len(slow.timeouts) == reads_after
+        assert reads_after <= 3
+
+
+def test_leaving_an_sdk_iterator_cancels(server: TestServer) -> None:
+    slow = RecordingStore(server.store, delay=0.1)
+    with running_server(store=slow) as own, own.client() as client:
+        for image_id in client.list_images(page_size=1):
+            assert image_id
+            break
+        time.sleep(0.8)
+        assert len(slow.timeouts) <= 3
+
+
+# ---------------------------------------------------------------------- auth, TLS
+
+
+def test_bearer_token_auth() -> None:
+    with running_server(service_token="s3cret") as own:
+        with Client(own.target) as anonymous, pytest.raises(UnauthenticatedError):
+            anonymous.statistics()
+        with Client(own.target, token="wrong") as wrong, pytest.raises(UnauthenticatedError):
+            wrong.statistics()
+        with own.client() as right:
+            assert right.statistics().totals.images >= 24
+            assert right.health()
+        with grpc.insecure_channel(own.target) as channel:  # probes need no token
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_without_a_token_no_auth_is_required(client: Client) -> None:
+    assert client.statistics().totals.images >= 24
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "server.crt", directory / "server.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_tls_with_a_generated_certificate(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    with running_server(service_tls_cert=cert, service_tls_key=key) as own:
+        assert own.service.tls
+        with own.client() as secure:
+            assert secure.statistics().totals.images >= 24
+        with (
+            Client(own.target, timeout=2, retry=NO_RETRY) as plain,
+            pytest.raises(UnavailableError),
+        ):
+            plain.statistics()
+        elsewhere = tmp_path / "other"
+        elsewhere.mkdir()
+        stranger = TlsConfig(root_certificates=_self_signed(elsewhere)[0].read_bytes())
+        with (
+            Client(own.target, tls=stranger, timeout=2, retry=NO_RETRY) as wrong_ca,
+            pytest.raises(UnavailableError),
+        ):
+            wrong_ca.statistics()
+
+
+def test_tls_needs_both_files(tmp_path: Path) -> None:
+    cert, _key = _self_signed(tmp_path)
+    with (
+        pytest.raises(ValueError, match="COVR_SERVICE_TLS_KEY"),
+        running_server(service_tls_cert=cert),
+    ):
+        pass
+
+
+# ---------------------------------------------------------------------- health, reflection, metrics
+
+
+def test_health_and_reflection_are_listable(server: TestServer) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for name in ("", "covr.v1.CovrService"):
+            reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        database = ProtoReflectionDescriptorDatabase(channel)
+        services = set(database.get_services())
+        assert {"covr.v1.CovrService", "grpc.health.v1.Health"} <= services
+        assert database.FindFileContainingSymbol("covr.v1.SceneGraph").name == "covr/v1/scene.proto"
+
+
+def test_graceful_stop_turns_health_not_serving(server: TestServer) -> None:
+    with running_server(store=server.store) as own:
+        service = own.service
+        with grpc.insecure_channel(own.target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
+        service.stop(grace=1)
+        with grpc.insecure_channel(own.target) as channel, pytest.raises(grpc.RpcError):
+            health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
+
+
+def test_prometheus_metrics_are_opt_in(server: TestServer) -> None:
+    assert server.service.metrics_port is None
+    with running_server(store=server.store, service_metrics_port=_free_port()) as own:
+        with own.client() as client:
+            client.statistics()
+            with pytest.raises(NotFoundError):
+                client.get_scene_graph("gqa:none")
+        port = own.service.metrics_port
+        # RPCs are recorded when gRPC reports them finished, just after the client has its answer.
+        for _ in range(50):
+            text = (
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5)
+                .read()
+                .decode()
+            )
+            if 'method="/covr.v1.CovrService/GetSceneGraph"' in text:
+                break
+            time.sleep(0.05)
+        assert (
+            'covr_grpc_requests_total{code="OK",method="/covr.v1.CovrService/GetStatistics"}'
+            in text
+        )
+        assert 'code="NOT_FOUND",method="/covr.v1.CovrService/GetSceneGraph"' in text
+        assert "covr_grpc_request_seconds_bucket" in text
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# ---------------------------------------------------------------------- capacity, bad bytes
+
+
+def test_over_capacity_is_refused_at_once(server: TestServer) -> None:
+    slow = RecordingStore(server.store, delay=0.5)
+    with running_server(store=slow, service_max_concurrent_rpcs=1) as own:
+        results: list[str] = []
+
+        def call() -> None:
+            with own.client(retry=NO_RETRY) as c:
+                try:
+                    c.get_scene_graph("gqa:2370799")
+                    results.append("OK")
+                except ResourceExhaustedError as exc:
+                    results.append(exc.code)
+
+        threads = [threading.Thread(target=call) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results.count("OK") >= 1
+        assert "RESOURCE_EXHAUSTED" in results
+        assert set(results) <= {"OK", "RESOURCE_EXHAUSTED"}
+
+
+def test_undecodable_request_bytes_are_invalid_argument(server: TestServer) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        raw = channel.unary_unary("/covr.v1.CovrService/GetSceneGraph", None, None)
+        with pytest.raises(grpc.RpcError) as err:
+            raw(b"\xff\xff\xff\xff", timeout=5)
+        assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        stream = channel.stream_unary("/covr.v1.CovrService/ImportSceneGraphs", None, None)
+        with pytest.raises(grpc.RpcError) as err:
+            stream(iter([b"\x12\x05\x0a"]), timeout=5)
+        assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_sdk_keepalive_is_within_what_the_server_allows() -> None:
+    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert defaults.service_min_ping_interval_s <= KEEPALIVE_TIME_S
+
+
+def test_unavailable_is_retried_then_raised() -> None:
+    from covr_client import RetryPolicy
+
+    policy = RetryPolicy(max_attempts=3, initial_backoff=0.05, max_backoff=0.1)
+    with Client(f"127.0.0.1:{_free_port()}", timeout=5, retry=policy) as nowhere:
+        started = time.monotonic()
+        with pytest.raises(UnavailableError):
+            nowhere.statistics()
+        assert time.monotonic() - started < 4
