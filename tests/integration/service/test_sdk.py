@@ -1,0 +1,97 @@
+"""The SDK against a real server: sync and async clients, typed results, SDK exceptions, and the
+README examples executed as written."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from covr_client import (
+    AsyncClient,
+    Client,
+    CovrError,
+    InvalidArgumentError,
+    NotFoundError,
+    Object,
+    RetryPolicy,
+    SceneGraph,
+    Statistics,
+)
+from covr_client.errors import ERROR_CLASSES
+from covr_client.testing import TestServer
+
+README = Path(__file__).resolve().parents[3] / "clients" / "python" / "README.md"
+
+
+def readme_examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+
+
+@pytest.mark.parametrize("index", range(len(readme_examples())))
+def test_readme_examples_run(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+    code = readme_examples()[index]
+    exec(compile(code, f"README.md example {index + 1}", "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out.strip()
+
+
+def test_sync_client_typed_results(client: Client) -> None:
+    stats = client.statistics()
+    assert isinstance(stats, Statistics)
+    graph = client.get_scene_graph("gqa:2370799")
+    assert isinstance(graph, SceneGraph)
+    assert all(isinstance(o, Object) for o in graph.objects)
+    assert isinstance(graph.width, int)  # whole numbers come back as int
+
+
+def test_error_classes_carry_code_and_details(client: Client) -> None:
+    with pytest.raises(NotFoundError) as missing:
+        client.get_scene_graph("gqa:none")
+    assert isinstance(missing.value, CovrError)
+    assert missing.value.code == "NOT_FOUND"
+    with pytest.raises(InvalidArgumentError) as bad:
+        client.list_subgraphs("")
+    assert bad.value.field_violations[0].field == "image_id"
+    assert bad.value.details  # the packed google.rpc.BadRequest
+    assert ERROR_CLASSES["INVALID_ARGUMENT"] is InvalidArgumentError
+
+
+def test_client_arguments_are_keyword_only_and_checked(server: TestServer) -> None:
+    with pytest.raises(TypeError):
+        Client(server.target, "token")  # type: ignore[misc]
+    with pytest.raises(ValueError, match="timeout"):
+        Client(server.target, timeout=0)
+    with pytest.raises(ValueError, match="max_attempts"):
+        RetryPolicy(max_attempts=0)
+    with server.client() as c, pytest.raises(ValueError, match="exactly one"):
+        next(c.find_related_images())
+
+
+def test_async_client(server: TestServer) -> None:
+    async def run() -> None:
+        async with AsyncClient(server.target, timeout=10) as client:
+            assert await client.health()
+            stats = await client.statistics()
+            assert stats.totals.images >= 24
+            graph = await client.get_scene_graph("vg:1")
+            assert graph.image_id == "vg:1"
+            ids = [i async for i in client.list_images(source="vg", page_size=2)]
+            assert ids == sorted(ids)
+            assert "vg:1" in ids
+            subgraphs = await client.list_subgraphs("vg:1", max_subgraphs=3)
+            assert len(subgraphs) == 3
+            pages = [p async for p in client.find_related_images(subgraphs[0].key, seed=2)]
+            assert pages[0].query.key == subgraphs[0].key
+            result = await client.import_scene_graphs(
+                [SceneGraph("asyncsdk", "1", "val", objects=(Object("1", "cat"),))]
+            )
+            assert result.written == 1
+            with pytest.raises(NotFoundError):
+                await client.get_scene_graph("vg:none")
+            with pytest.raises(InvalidArgumentError) as err:
+                await client.score_exclusivity([("object", "", "x")])
+            assert err.value.field_violations[0].field == "pairs[0].x"
+
+    asyncio.run(run())
