@@ -60,7 +60,7 @@ def test_error_classes_carry_code_and_details(client: Client) -> None:
 
 def test_client_arguments_are_keyword_only_and_checked(server: TestServer) -> None:
     with pytest.raises(TypeError):
-        Client(server.target, "token")  # type: ignore[misc]
+        Client(server.target, "token")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="timeout"):
         Client(server.target, timeout=0)
     with pytest.raises(ValueError, match="max_attempts"):
