@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from covr.cli import data, db, serve, splits
+from covr.cli import related as related_cli
 from covr.cli.common import print_json, store_session
 from covr.graph.report import doctor_report, store_stats
 
@@ -17,6 +18,8 @@ app.add_typer(db.app, name="db")
 app.add_typer(data.load_app, name="load")
 app.command()(data.show)
 app.command()(data.synth)
+app.command()(related_cli.subgraphs)
+app.command()(related_cli.related)
 app.command()(serve.serve)
 app.add_typer(splits.app, name="split")
 app.command()(splits.properties)
