@@ -1,0 +1,366 @@
+"""gRPC service benchmark (issue 7): loopback load with 1, 4 and 16 concurrent clients.
+
+Setup (not timed): synthetic GQA-format scene graphs (``--images``, default 8,500 = 0.1× GQA) are
+loaded by the real loader into an embedded store that runs *detached* (``covr db start``), so the
+service process (``covr serve``) and this script's direct-library baseline use the same store.
+
+Measured:
+
+1. **Service overhead** (same run, same requests): for every request of a pool, the library call
+   (``RelatedLookup.related`` / ``get_scene_graph`` in this process) and the same request over
+   gRPC (one client) are timed back to back, alternating which goes first so store caches favour
+   neither. Reported: p50 of each and the median of the paired differences.
+2. **Load**: for each client count, that many client *processes* (spawned, each with its own
+   channel, no retries, 30 s deadline) send requests for ``--duration`` seconds: throughput,
+   p50/p99 latency and status codes. The server runs with ``--max-concurrent`` RPCs
+   (``COVR_SERVICE_MAX_CONCURRENT_RPCS``), so 16 clients saturate it: excess calls must get
+   ``RESOURCE_EXHAUSTED`` at once, never a timeout. Each phase uses fresh seeds, so result caches
+   of one phase do not serve the next.
+3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max.
+
+Run: ``.venv/bin/python benchmarks/bench_service.py [--images 8500] [--duration 60]
+[--clients 1 4 16] [--rpcs related scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``.
+The 2-core development machine is shared: numbers are noisy; compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CALL_TIMEOUT_S = 30.0
+REFUSED_BACKOFF_S = 0.02
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            self.samples.append((time.monotonic(), rss_mb(self.pid)))
+
+    def window(self, start: float, end: float) -> dict[str, float]:
+        inside = [mb for t, mb in self.samples if start <= t <= end]
+        if not inside:
+            return {}
+        return {"start_mb": inside[0], "end_mb": inside[-1], "max_mb": max(inside)}
+
+
+# ---------------------------------------------------------------------------- requests
+
+
+def make_pool(store: Any, settings: Any, size: int, seed: int) -> list[dict[str, Any]]:
+    """Related-image and scene-graph requests over random images of the store."""
+    from covr.graph import catalog
+    from covr.related.lookup import RelatedLookup
+
+    rng = random.Random(seed)
+    ids = [
+        str(r["id"])
+        for r in store.read(
+            catalog.get("service/image_ids_page"),
+            {"source": None, "split": None, "after": "", "limit": 100_000},
+        )
+    ]
+    lookup = RelatedLookup(store, settings=settings)
+    pool: list[dict[str, Any]] = []
+    while len(pool) < size:
+        image_id = rng.choice(ids)
+        subgraphs = lookup.subgraphs_of_image(image_id)
+        if subgraphs:
+            g = rng.choice(subgraphs[:50])
+            pool.append({"rpc": "related", "key": g.key, "seed": rng.randrange(1 << 30)})
+        pool.append({"rpc": "scene_graph", "image_id": image_id})
+    return pool
+
+
+def _grpc_call(stub: Any, request: dict[str, Any], seed_offset: int) -> None:
+    from covr_client._proto import related_pb2, scene_pb2, store_pb2
+
+    if request["rpc"] == "related":
+        message = related_pb2.FindRelatedImagesRequest(
+            subgraph=scene_pb2.SubgraphRef(key=request["key"]),
+            seed=request["seed"] + seed_offset,
+            page_size=20,
+        )
+        for _ in stub.FindRelatedImages(message, timeout=CALL_TIMEOUT_S):
+            pass
+    else:
+        stub.GetSceneGraph(
+            store_pb2.GetSceneGraphRequest(image_id=request["image_id"]), timeout=CALL_TIMEOUT_S
+        )
+
+
+def client_worker(
+    target: str, pool: list[dict[str, Any]], start: int, duration: float, seed_offset: int
+) -> dict[str, Any]:
+    """One client process: requests back to back for ``duration`` seconds."""
+    import grpc
+
+    from covr_client._proto import service_pb2_grpc
+
+    latencies: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    codes: Counter[str] = Counter()
+    with grpc.insecure_channel(target) as channel:
+        stub = service_pb2_grpc.CovrServiceStub(channel)
+        end = time.monotonic() + duration
+        i = start
+        while time.monotonic() < end:
+            request = pool[i % len(pool)]
+            # Fresh seeds on every pass over the pool and per client: no result-cache hits.
+            fresh = seed_offset + (i // len(pool)) * 7_919 + start * 104_729
+            i += 1
+            began = time.perf_counter()
+            try:
+                _grpc_call(stub, request, fresh)
+                codes["OK"] += 1
+                latencies[request["rpc"]].append(time.perf_counter() - began)
+            except grpc.RpcError as exc:
+                codes[exc.code().name] += 1
+                if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    time.sleep(REFUSED_BACKOFF_S)  # as a client with a retry policy would
+    return {"latencies": latencies, "codes": dict(codes)}
+
+
+def _worker_entry(args: tuple[str, list[dict[str, Any]], int, float, int], queue: Any) -> None:
+    queue.put(client_worker(*args))
+
+
+# ---------------------------------------------------------------------------- phases
+
+
+def overhead(
+    store: Any, settings: Any, target: str, pool: list[dict[str, Any]], seconds: float
+) -> dict[str, Any]:
+    """Paired library-vs-RPC timings of the same requests, alternating the order."""
+    import grpc
+
+    from covr.related.lookup import RelatedLookup
+    from covr_client._proto import service_pb2_grpc
+    from covr_loaders.readback import get_scene_graph
+
+    lookup = RelatedLookup(store, settings=settings)
+    direct: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    remote: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    diffs: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    with grpc.insecure_channel(target) as channel:
+        stub = service_pb2_grpc.CovrServiceStub(channel)
+        end = time.monotonic() + seconds
+        for i, request in enumerate(pool * 1000):
+            if time.monotonic() >= end:
+                break
+            seed_offset = 10_000_000 + (i // len(pool)) * 1_000_003  # fresh seeds per cycle
+
+            def library(request: dict[str, Any] = request, seed_offset: int = seed_offset) -> None:
+                if request["rpc"] == "related":
+                    lookup.related(request["key"], seed=request["seed"] + seed_offset, limit=20)
+                else:
+                    get_scene_graph(store, request["image_id"])
+
+            timings = {}
+            order = ("library", "rpc") if i % 2 == 0 else ("rpc", "library")
+            for what in order:
+                began = time.perf_counter()
+                if what == "library":
+                    library()
+                else:
+                    _grpc_call(stub, request, seed_offset)
+                timings[what] = time.perf_counter() - began
+            kind = request["rpc"]
+            direct[kind].append(timings["library"])
+            remote[kind].append(timings["rpc"])
+            diffs[kind].append(timings["rpc"] - timings["library"])
+    return {
+        kind: {
+            "n": len(diffs[kind]),
+            "library_p50_ms": percentile(direct[kind], 0.5) * 1000,
+            "rpc_p50_ms": percentile(remote[kind], 0.5) * 1000,
+            "overhead_p50_ms": statistics.median(diffs[kind]) * 1000 if diffs[kind] else None,
+        }
+        for kind in direct
+    }
+
+
+def load_phase(
+    target: str, pool: list[dict[str, Any]], clients: int, duration: float, seed_offset: int
+) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    procs = [
+        context.Process(
+            target=_worker_entry,
+            args=((target, pool, n * 7919, duration, seed_offset), queue),
+        )
+        for n in range(clients)
+    ]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=duration + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    codes: Counter[str] = Counter()
+    out: dict[str, Any] = {"clients": clients, "duration_s": duration}
+    for r in results:
+        codes.update(r["codes"])
+    out["codes"] = dict(codes)
+    for kind in ("related", "scene_graph"):
+        lat = [x for r in results for x in r["latencies"][kind]]
+        out[kind] = {
+            "ok": len(lat),
+            "per_s": len(lat) / duration,
+            "p50_ms": percentile(lat, 0.5) * 1000,
+            "p99_ms": percentile(lat, 0.99) * 1000,
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=8500)
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--overhead-seconds", type=float, default=None)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--pool", type=int, default=400)
+    parser.add_argument("--max-concurrent", type=int, default=8)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+
+    from covr.graph import open_store
+    from covr.settings import Settings
+    from covr_loaders import synthetic
+    from covr_loaders.jobs import gqa_job
+    from covr_loaders.writer import run_load
+
+    work = Path(tempfile.mkdtemp(prefix="covr-bs-"))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
+        "COVR_DATA_DIR": str(work / "d"),
+    }
+    covr = [sys.executable, "-m", "covr.cli.main"]
+    subprocess.run([*covr, "db", "start"], env=env, check=True, capture_output=True)
+    report: dict[str, Any] = {"images": args.images, "max_concurrent_rpcs": args.max_concurrent}
+    server: subprocess.Popen[str] | None = None
+    try:
+        settings = Settings(_env_file=None, data_dir=work / "d", graph_uri="")  # type: ignore[call-arg]
+        files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=args.images, seed=1)
+        with open_store(settings) as store:
+            store.apply_schema()
+            began = time.perf_counter()
+            run_load(
+                store,
+                gqa_job(files, "train", settings),
+                data_dir=settings.data_dir,
+                batch_images=settings.load_batch_images,
+            )
+            report["load_s"] = round(time.perf_counter() - began, 1)
+            pool = make_pool(store, settings, args.pool, seed=7)
+            port = free_port()
+            server = subprocess.Popen(
+                [*covr, "serve", "--port", str(port), "--no-samples"],
+                env={
+                    **env,
+                    "COVR_SERVICE_MAX_CONCURRENT_RPCS": str(args.max_concurrent),
+                    "COVR_SERVICE_LOG_REQUESTS": "false",
+                },
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            assert server.stdout is not None
+            line = server.stdout.readline()
+            if not line.startswith("listening on"):
+                raise RuntimeError(f"server did not start: {line!r}")
+            target = f"127.0.0.1:{port}"
+            sampler = RssSampler(server.pid)
+            sampler.start()
+            t0 = time.monotonic()
+            report["overhead"] = overhead(
+                store, settings, target, pool, args.overhead_seconds or args.duration
+            )
+            report["overhead"]["rss"] = sampler.window(t0, time.monotonic())
+            phases = []
+            for n, clients in enumerate(args.clients):
+                t0 = time.monotonic()
+                phase = load_phase(
+                    target, pool, clients, args.duration, seed_offset=(n + 1) * 100_000_007
+                )
+                phase["rss"] = sampler.window(t0, time.monotonic())
+                phases.append(phase)
+                print(json.dumps(phase), flush=True)
+            report["phases"] = phases
+            sampler.stop.set()
+            report["rss_over_run_mb"] = [
+                round(mb, 1) for _, mb in sampler.samples[:: max(1, len(sampler.samples) // 20)]
+            ]
+    finally:
+        if server is not None and server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=60)
+        subprocess.run([*covr, "db", "stop"], env=env, check=False, capture_output=True)
+    print(json.dumps(report, indent=2))
+    o = report["overhead"]
+    print("\nservice overhead (paired, 1 client):")
+    for kind in ("related", "scene_graph"):
+        print(
+            f"  {kind:12s} library p50 {o[kind]['library_p50_ms']:.2f} ms  rpc p50 "
+            f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms  (n={o[kind]['n']})"
+        )
+    print("\nload (client processes, requests/s, p50/p99 ms, codes):")
+    for p in report["phases"]:
+        r, s = p["related"], p["scene_graph"]
+        print(
+            f"  {p['clients']:2d} clients: related {r['per_s']:.1f}/s {r['p50_ms']:.1f}/{r['p99_ms']:.1f}  "
+            f"scene_graph {s['per_s']:.1f}/s {s['p50_ms']:.1f}/{s['p99_ms']:.1f}  {p['codes']}  rss {p['rss']}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
