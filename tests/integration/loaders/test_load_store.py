@@ -17,7 +17,12 @@ from covr_loaders import gqa, synthetic
 from covr_loaders.errors import LoadFailed
 from covr_loaders.jobs import gqa_job
 from covr_loaders.jsonio import ByteCounter
-from covr_loaders.readback import get_scene_graph
+from covr_loaders.readback import (
+    expected_digest,
+    get_scene_graph,
+    get_scene_graphs,
+    store_digest,
+)
 from covr_loaders.samples import load_bundled_samples, sample_jobs
 from covr_loaders.writer import LoadJob, run_load, write_batch
 
@@ -52,9 +57,33 @@ def test_samples_round_trip_exactly_and_reload_is_identical(
     assert content(store, graphs) == graphs
     before = counts(store)
     assert before["nodes"]["Image"] == 24
+    digest = store_digest(store, page=5)
+    assert digest == expected_digest(graphs)
     load_bundled_samples(store, settings)
     assert counts(store) == before
+    assert store_digest(store) == digest
     assert content(store, graphs) == graphs
+    assert get_scene_graphs(store, [g.image_id for g in graphs] + ["gqa:nope"]) == {
+        g.image_id: g for g in graphs
+    }
+
+
+def test_digest_sees_a_changed_name(store: GraphStore) -> None:
+    from dataclasses import replace
+
+    from covr_loaders.writer import Batch
+
+    graphs = list(synthetic.generate(3, seed=5))
+    write_batch(store, Batch.of(0, graphs))
+    clean = store_digest(store)
+    assert clean == expected_digest(graphs)
+    first = graphs[0]
+    renamed = replace(first, objects=(replace(first.objects[0], name="teapot"), *first.objects[1:]))
+    write_batch(store, Batch.of(0, [renamed]))
+    changed = store_digest(store)
+    assert (changed.nodes, changed.relationships) == (clean.nodes, clean.relationships)
+    assert changed.content != clean.content
+    assert changed == expected_digest([renamed, *graphs[1:]])
 
 
 def test_imsitu_three_modifiers_read_back(store: GraphStore, settings: Settings) -> None:
@@ -119,6 +148,7 @@ def test_a_failing_batch_leaves_no_partial_image(store: GraphStore) -> None:
 
     graphs = list(synthetic.generate(4, seed=3))
     batch = Batch.of(0, graphs)
+    assert isinstance(batch.relations, list)
     batch.relations[-1].append([0, 999, "broken", "on", None, []])  # endpoint that is not there
     with pytest.raises(QueryError):
         write_batch(store, batch)
@@ -185,3 +215,18 @@ def test_resume_rewrites_checkpointed_batches_that_were_lost(
     assert summary.batches_written == 1
     assert summary.batches_resumed == 2
     assert content(store, graphs) == graphs
+
+
+def test_reader_process_with_prerendered_rows_loads_the_same(
+    store: GraphStore, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from covr_loaders import writer
+
+    path = tmp_path / "train_sceneGraphs.json"
+    with path.open("w") as handle:
+        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(120, seed=12)), handle)
+    job = gqa_job([path], "train", settings)
+    monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)  # the forked reader renders the rows
+    summary = run_load(store, job, data_dir=tmp_path, batch_images=25)
+    assert summary.images_written == 120
+    assert store_digest(store) == expected_digest(expected_graphs(job))
