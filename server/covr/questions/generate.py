@@ -22,6 +22,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
@@ -41,7 +42,7 @@ from covr.questions.render import (
     with_article,
 )
 from covr.questions.templates import Template, compile_program, select_templates
-from covr.questions.world import AttributeTypes, World, default_attribute_types
+from covr.questions.world import AttributeTypes, PartsCache, World, default_attribute_types
 from covr.scene.edits import parse_signature, signature_sort_key
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
@@ -66,6 +67,7 @@ class GenerationOptions:
     per_signature: int = 3
     positives_limit: int = 6
     flip_attempts: int = 4
+    max_combos: int = 8
     max_count_answer: int = 5
     enumeration: EnumerationOptions = field(default_factory=EnumerationOptions)
 
@@ -83,6 +85,8 @@ class GenerationOptions:
         for name in ("per_signature", "positives_limit"):
             if getattr(self, name) < 1:
                 raise GenerationError(name, "must be >= 1")
+        if self.max_combos < 1:
+            raise GenerationError("max_combos", "must be >= 1")
         if self.flip_attempts < 0:
             raise GenerationError("flip_attempts", "must be >= 0")
         select_templates(self.templates)  # unknown names raise TemplateError
@@ -101,9 +105,14 @@ def _resolve_position(g: Subgraph, where: str, edge: int | None) -> str | None:
     return where
 
 
+@lru_cache(maxsize=65536)
+def _signature_parts(sig: str) -> tuple[str, ...]:
+    return parse_signature(sig)
+
+
 def rule_holds(rule: str, sig: str, g: Subgraph, edge: int | None) -> bool:
     """Whether a distractor signature satisfies a template rule (``only:``, ``has:``, ``in_edge``)."""
-    parts = parse_signature(sig)
+    parts = _signature_parts(sig)
     if rule == "in_edge":
         return edge is not None and set(parts) <= edge_positions(g, edge)
     kind, _, token = rule.partition(":")
@@ -173,6 +182,8 @@ class _ImageGenerator:
         self.templates = templates
         self.types = attribute_types
         self.failures: Counter[str] = Counter()
+        self.parts = PartsCache()
+        self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
 
     # -- top level -----------------------------------------------------------------------------
 
@@ -190,6 +201,7 @@ class _ImageGenerator:
         seen: set[tuple[str, str, tuple[str, ...]]] = set()
         for g in subgraphs:
             related = self._related(image_id, g)
+            self._allowed_cache.clear()
             for template in self.templates:
                 for example in self._examples(template, related, rng):
                     key = (
@@ -215,35 +227,81 @@ class _ImageGenerator:
     # -- one template --------------------------------------------------------------------------
 
     def _examples(self, template: Template, rel: _Related, rng: random.Random) -> list[Example]:
-        instance = self._instantiate(template, rel, rng)
-        if instance is None:
+        """One example, plus a second with the same text, other images and another answer when
+        some choice of the closed-class words (numbers, quantifiers, comparatives) allows it."""
+        if not self._subgraph_ok(template, rel.g):
             return []
-        first: tuple[list[str], Any] | None = None
-        for _ in range(2):
-            images = self._images(instance, rel, rng, mode="main")
-            if images is None:
-                break
-            answer = self._answer(instance, images)
-            if answer is not None:
-                first = (images, answer)
-                break
+        instance_seed = rng.getrandbits(64)
+        combos = self._combos(template, rng)
+        first = self._instantiate(template, rel, random.Random(instance_seed), combos[0])
         if first is None:
             return []
-        out = [self._example(instance, rel, first[0], first[1])]
-        for _ in range(self.options.flip_attempts):
-            images = self._images(instance, rel, rng, mode=template.images.flip)
-            if images is None or sorted(images) == sorted(first[0]):
+        main: list[list[str]] = []
+        flips: list[list[str]] = []
+        seen: set[frozenset[str]] = set()
+        for mode in ["main", "main"] + [template.images.flip] * self.options.flip_attempts:
+            images = self._images(first, rel, rng, mode=mode)
+            if images is None or frozenset(images) in seen:
                 continue
-            answer = self._answer(instance, images)
-            if answer is not None and answer != first[1]:
-                out.append(self._example(instance, rel, images, answer))
-                break
-        return out
+            seen.add(frozenset(images))
+            (main if mode == "main" else flips).append(images)
+        if not main:
+            return []
+        worlds: dict[tuple[str, ...], World] = {}
+        single: Example | None = None
+        for i, combo in enumerate(combos):
+            instance = (
+                first
+                if i == 0
+                else self._instantiate(template, rel, random.Random(instance_seed), combo)
+            )
+            if instance is None:
+                continue
+            found: tuple[list[str], Any] | None = None
+            for images in main:
+                answer = self._answer(instance, images, worlds)
+                if answer is not None:
+                    found = (images, answer)
+                    break
+            if found is None:
+                continue
+            example = self._example(instance, rel, found[0], found[1])
+            for images in [*flips, *main]:
+                if frozenset(images) == frozenset(found[0]):
+                    continue
+                answer = self._answer(instance, images, worlds)
+                if answer is not None and answer != found[1]:
+                    return [example, self._example(instance, rel, images, answer)]
+            if single is None:
+                single = example
+        return [single] if single is not None else []
 
-    def _answer(self, instance: _Instance, images: list[str]) -> Any:
-        world = World.of(self.provider.scene(i) for i in images)
+    def _combos(self, template: Template, rng: random.Random) -> list[dict[str, Any]]:
+        """Closed-class slot values to try, in a seeded order (at most ``max_combos``)."""
+        axes: list[tuple[str, list[Any]]] = []
+        for name, spec in template.slots.items():
+            if "choice" in spec:
+                axes.append((name, list(spec["choice"])))
+            elif "number" in spec:
+                low, high = spec["number"]
+                axes.append((name, list(range(low, high + 1))))
+        combos: list[dict[str, Any]] = [{}]
+        for name, options in axes:
+            combos = [{**c, name: o} for c in combos for o in options]
+        rng.shuffle(combos)
+        return combos[: self.options.max_combos]
+
+    def _answer(
+        self, instance: _Instance, images: list[str], worlds: dict[tuple[str, ...], World]
+    ) -> Any:
+        key = tuple(images)
+        world = worlds.get(key)
+        if world is None:
+            world = worlds[key] = World.of((self.provider.scene(i) for i in images), self.parts)
         try:
-            answer = execute(instance.program, world, self.types)
+            # Programs come from validated templates (and the tests re-run every one through the
+            # checked executor and the oracle), so per-step type checks are skipped here.
+            answer = execute(instance.program, world, self.types, check=False)
         except ExecutionFailure as exc:
             self.failures[exc.kind] += 1
             return None
@@ -287,6 +345,17 @@ class _ImageGenerator:
         return True
 
     def _allowed(self, template: Template, rel: _Related, image_id: str, edge: int | None) -> bool:
+        key = (template.name, image_id, edge)
+        cached = self._allowed_cache.get(key)
+        if cached is None:
+            cached = self._allowed_cache[key] = self._allowed_uncached(
+                template, rel, image_id, edge
+            )
+        return cached
+
+    def _allowed_uncached(
+        self, template: Template, rel: _Related, image_id: str, edge: int | None
+    ) -> bool:
         return not any(
             rule_holds(rule, sig, rel.g, edge)
             for sig in rel.sigs.get(image_id, ())
@@ -294,11 +363,11 @@ class _ImageGenerator:
         )
 
     def _instantiate(
-        self, template: Template, rel: _Related, rng: random.Random
+        self, template: Template, rel: _Related, rng: random.Random, closed: Mapping[str, Any]
     ) -> _Instance | None:
+        """Fill the template; ``closed`` gives the closed-class slot values, every other choice
+        comes from ``rng`` (so equal seeds give equal fillings for different ``closed``)."""
         g = rel.g
-        if not self._subgraph_ok(template, g):
-            return None
         chosen_edge = self._edge(template, g, rng)
         if chosen_edge is False:
             return None
@@ -330,7 +399,7 @@ class _ImageGenerator:
             kind = (pos or "").split("@", 1)[0]
             candidates: list[tuple[str, str]] = []
             for r in rel.distractors:
-                parts = parse_signature(r.signature)
+                parts = _signature_parts(r.signature)
                 if pos not in parts or sum(p.startswith(kind + "@") for p in parts) != 1:
                     continue
                 name = _decoy_name(g, r.subgraph, str(pos))
@@ -354,16 +423,14 @@ class _ImageGenerator:
         plural: dict[str, bool] = {}
         views: dict[str, Subgraph] = {}
         numbers = {n: s for n, s in template.slots.items() if "number" in s}
-        for name, spec in numbers.items():
-            low, high = spec["number"]
-            values[name] = rng.randint(low, high)
+        for name in numbers:
+            values[name] = closed[name]
             texts[name] = str(values[name])
             plural[name] = values[name] != 1
         for name, spec in template.slots.items():
             if "choice" in spec:
-                option = rng.choice(spec["choice"])
-                values[name] = option
-                texts[name] = option["text"]
+                values[name] = closed[name]
+                texts[name] = closed[name]["text"]
         for name, spec in template.slots.items():
             if "subgraph" not in spec:
                 continue
@@ -482,10 +549,13 @@ class _ImageGenerator:
                 if len(chosen) < MAX_IMAGES and p not in chosen:
                     chosen.append(p)
         d_low, d_high = rule.distractors
+        if mode != "main" and chosen:
+            d_low = 0  # a second image set may do without distractors (e.g. "All ..." -> True)
         room = MAX_IMAGES - len(chosen)
         n = min(rng.randint(d_low, d_high), room)
         if n > 0:
-            chosen += self._distractors(template, rel, rng, n, set(chosen), edge)
+            prefer = mode == "main" or rng.random() < 0.5
+            chosen += self._distractors(template, rel, rng, n, set(chosen), edge, prefer=prefer)
         if not chosen or len(chosen) > MAX_IMAGES:
             return None
         rng.shuffle(chosen)
@@ -499,6 +569,8 @@ class _ImageGenerator:
         n: int,
         exclude: set[str],
         edge: int | None,
+        *,
+        prefer: bool = True,
     ) -> list[str]:
         by_sig: dict[str, list[str]] = {}
         for r in rel.distractors:
@@ -507,7 +579,8 @@ class _ImageGenerator:
             by_sig.setdefault(r.signature, []).append(r.image_id)
         sigs = sorted(by_sig, key=signature_sort_key)
         rng.shuffle(sigs)
-        preferred = [s for s in sigs if any(rule_holds(p, s, rel.g, edge) for p in template.prefer)]
+        rules = template.prefer if prefer else ()
+        preferred = [s for s in sigs if any(rule_holds(p, s, rel.g, edge) for p in rules)]
         order = preferred + [s for s in sigs if s not in preferred]
         queues = {s: rng.sample(by_sig[s], len(by_sig[s])) for s in order}
         picked: list[str] = []

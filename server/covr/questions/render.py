@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 
 from covr.scene.subgraph import Subgraph
 from covr.scene.text import MASS_NOUNS, describe, indefinite_article, is_plural, noun_phrase
@@ -104,6 +105,7 @@ def _edge_number(g: Subgraph, relation: int) -> int:
     return root_edges(g).index(relation)
 
 
+@lru_cache(maxsize=8192)
 def view(g: Subgraph, name: str, relation: int | None = None) -> Subgraph:
     """A view of ``g``: ``full``, ``no_root_attribute``, ``no_edge`` or ``edge_target``."""
     if name == "full":
@@ -131,6 +133,7 @@ def root_is_plural(g: Subgraph) -> bool:
     return is_plural(g.root.name)
 
 
+@lru_cache(maxsize=8192)
 def phrase(g: Subgraph, form: str, n: int | None = None) -> str:
     """The description of ``g`` in a form: ``a`` (indefinite), ``the``, ``plural``, ``bare``
     (singular without article) or ``count`` (bare if ``n == 1`` else plural)."""

@@ -40,37 +40,82 @@ class WorldRelation:
 
 @dataclass
 class World:
-    """The objects and relations of the images a question is asked about."""
+    """The objects and relations of the images a question is asked about.
+
+    Object indices are integers unique within the world (with a :class:`PartsCache` they are
+    assigned once per image and reused, so merging images copies no relation); answers never
+    depend on their values.
+    """
 
     images: tuple[str, ...]
-    objects: list[WorldObject] = field(default_factory=list)
+    objects: dict[int, WorldObject] = field(default_factory=dict)
     by_name: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    out: dict[int, list[WorldRelation]] = field(default_factory=lambda: defaultdict(list))
+    out: dict[int, list[WorldRelation]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, scenes: Iterable[SceneGraph]) -> World:
+    def of(cls, scenes: Iterable[SceneGraph], parts: PartsCache | None = None) -> World:
+        """The world of ``scenes`` (in the given order); ``parts`` caches each image's share."""
         scenes = list(scenes)
         world = cls(images=tuple(s.image_id for s in scenes))
         if len(set(world.images)) != len(world.images):
             raise ValueError(f"an image is given twice: {world.images}")
+        cache = parts if parts is not None else PartsCache()
         for scene in scenes:
-            image_id = scene.image_id
-            local: dict[str, int] = {}
-            for obj in scene.objects:
-                index = len(world.objects)
-                local[obj.id] = index
-                world.objects.append(
-                    WorldObject(image_id, obj.id, obj.name, frozenset(obj.attributes))
-                )
-                world.by_name[obj.name].append(index)
-            for rel in scene.relations:
-                if rel.subject not in local or rel.object not in local:
-                    continue
-                mods = tuple((m.name, local[m.object]) for m in rel.mods if m.object in local)
-                world.out[local[rel.subject]].append(
-                    WorldRelation(rel.name, local[rel.subject], local[rel.object], mods)
-                )
+            part = cache.get(scene)
+            world.objects.update(part.objects)
+            for name, indices in part.by_name.items():
+                world.by_name[name].extend(indices)
+            world.out.update(part.out)
         return world
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """One image's objects and relations, numbered from ``base``."""
+
+    objects: dict[int, WorldObject]
+    by_name: dict[str, list[int]]
+    out: dict[int, list[WorldRelation]]
+
+
+def _parts(scene: SceneGraph, base: int) -> _Parts:
+    image_id = scene.image_id
+    local: dict[str, int] = {}
+    objects: dict[int, WorldObject] = {}
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for obj in scene.objects:
+        index = base + len(local)
+        local[obj.id] = index
+        by_name[obj.name].append(index)
+        objects[index] = WorldObject(image_id, obj.id, obj.name, frozenset(obj.attributes))
+    out: dict[int, list[WorldRelation]] = defaultdict(list)
+    for rel in scene.relations:
+        if rel.subject not in local or rel.object not in local:
+            continue
+        mods = tuple((m.name, local[m.object]) for m in rel.mods if m.object in local)
+        out[local[rel.subject]].append(
+            WorldRelation(rel.name, local[rel.subject], local[rel.object], mods)
+        )
+    return _Parts(objects, dict(by_name), dict(out))
+
+
+class PartsCache:
+    """A bounded cache of per-image world parts (generation reuses the same images a lot)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._items: dict[str, _Parts] = {}
+        self._next = 0
+
+    def get(self, scene: SceneGraph) -> _Parts:
+        key = scene.image_id
+        part = self._items.get(key)
+        if part is None:
+            if len(self._items) >= self.size:
+                self._items.pop(next(iter(self._items)))
+            part = self._items[key] = _parts(scene, self._next)
+            self._next += len(scene.objects)
+        return part
 
 
 @dataclass(frozen=True)
