@@ -118,3 +118,31 @@ def test_entrypoint_and_healthcheck_run_outside_docker(tmp_path: Path) -> None:
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+@pytest.mark.parametrize(
+    ("args", "extra_env", "code", "needle"),
+    [
+        (["--port", "70000"], {}, 2, "--port 70000"),
+        (["--port", "0", "--no-samples"], {"COVR_SERVICE_TLS_CERT": "/nonexistent.crt"}, 1, "TLS"),
+        (["--port", "0"], {"COVR_SERVICE_WORKERS": "0"}, 2, "COVR_SERVICE_WORKERS"),
+    ],
+)
+def test_serve_refuses_bad_input(
+    tmp_path: Path, args: list[str], extra_env: dict[str, str], code: int, needle: str
+) -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
+        "COVR_DATA_DIR": str(tmp_path / "d"),
+        **extra_env,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "covr.cli.main", "serve", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    assert needle in done.stderr
