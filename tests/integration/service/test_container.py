@@ -146,3 +146,16 @@ def test_serve_refuses_bad_input(
     )
     assert done.returncode == code, done.stderr
     assert needle in done.stderr
+
+
+def test_serve_help_explains_the_options() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "covr.cli.main", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    for option in ("--host", "--port", "--samples", "--no-samples", "SIGTERM"):
+        assert option in done.stdout
