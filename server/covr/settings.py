@@ -211,6 +211,41 @@ class Settings(BaseSettings):
         default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
     )
 
+    # --- question generation (covr generate; docs/questions.md) ---
+    questions_subgraphs_per_image: int = Field(
+        default=24,
+        ge=1,
+        description="Subgraphs per source image questions are asked about (a "
+        "seeded sample of the enumerated ones).",
+    )
+    questions_max_distance: int = Field(
+        default=2, ge=1, le=2, description="Largest edit distance of distractor images."
+    )
+    questions_per_signature: int = Field(
+        default=3, ge=1, le=100, description="Distractor images kept per edit signature."
+    )
+    questions_positives: int = Field(
+        default=6, ge=1, le=100, description="Other images containing the subgraph looked up."
+    )
+    questions_max_checks: int = Field(
+        default=60,
+        ge=1,
+        le=100_000,
+        description="Candidate images verified per subgraph by the in-memory distractor sampler.",
+    )
+    questions_flip_attempts: int = Field(
+        default=4, ge=0, le=50, description="Extra image sets tried for a second, different answer."
+    )
+    questions_max_combos: int = Field(
+        default=8,
+        ge=1,
+        le=1000,
+        description="Closed-class fillings (numbers, quantifiers) tried per question text.",
+    )
+    questions_workers: int = Field(
+        default=1, ge=1, le=256, description="Worker processes of covr generate by default."
+    )
+
     @field_validator("graph_uri")
     @classmethod
     def _check_uri(cls, value: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from covr.cli import data, db, serve, splits
+from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
 from covr.cli.common import print_json, store_session
 from covr.graph.report import doctor_report, store_stats
@@ -25,6 +26,7 @@ app.add_typer(splits.app, name="split")
 app.command()(splits.properties)
 app.command()(splits.easiness)
 app.command()(splits.evaluate)
+questions_cli.register(app)
 
 
 @app.command()

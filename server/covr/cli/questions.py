@@ -1,0 +1,262 @@
+"""``covr generate``, ``covr balance``, ``covr export``, ``covr stats``: the question engine's
+batch commands (docs/questions.md)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
+from covr.questions.errors import QuestionError
+from covr.scene.model import SceneGraph
+
+
+def _read_files(gqa: list[Path], vg: list[Path], split: str) -> list[SceneGraph]:
+    """Scene graphs of dataset files (GQA or VG format) with ``split`` stored on them."""
+    from covr_loaders import gqa as gqa_reader
+    from covr_loaders import vg as vg_reader
+    from covr_loaders.errors import InputFileError
+    from covr_loaders.jsonio import ByteCounter
+
+    scenes: list[SceneGraph] = []
+    problems = 0
+    try:
+        for path in gqa:
+            for item in gqa_reader.read(path, split=split, counter=ByteCounter()):
+                if isinstance(item, SceneGraph):
+                    scenes.append(item)
+                else:
+                    problems += 1
+                    typer.echo(f"skipped: {item}", err=True)
+        for path in vg:
+            for item in vg_reader.read(path, split=split, counter=ByteCounter()):
+                if isinstance(item, SceneGraph):
+                    scenes.append(item)
+                else:
+                    problems += 1
+                    typer.echo(f"skipped: {item}", err=True)
+    except (InputFileError, OSError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    if not scenes:
+        fail("the input files hold no valid scene graph", EXIT_BAD_INPUT)
+    return scenes
+
+
+def _read_store(split: str) -> list[SceneGraph]:
+    """Every stored scene graph of ``split`` (read back page by page)."""
+    from covr.cli.common import store_session
+    from covr.graph import catalog
+    from covr_loaders.readback import get_scene_graphs
+
+    out: list[SceneGraph] = []
+    with store_session() as store:
+        after = ""
+        while True:
+            rows = store.read(catalog.get("load/image_ids_after"), {"after": after, "limit": 500})
+            ids = [str(r["id"]) for r in rows]
+            if not ids:
+                break
+            found = get_scene_graphs(store, ids)
+            out += [found[i] for i in ids if i in found and found[i].split == split]
+            after = ids[-1]
+    return out
+
+
+def generate(
+    split: str = typer.Option(..., "--split", help="Split of the source and related images."),
+    out: Path = typer.Option(..., "--out", help="Output JSONL file (written atomically)."),
+    images: int | None = typer.Option(
+        None, "--images", min=1, help="Use the first N images of the split (sorted by id)."
+    ),
+    image: list[str] = typer.Option(
+        [], "--image", help="A source image id (repeatable); excludes --images."
+    ),
+    templates: str = typer.Option(
+        "", "--templates", help="Comma-separated template names (default: all 19)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed (0 .. 2^63-1); same seed, same output."),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Worker processes (default COVR_QUESTIONS_WORKERS)."
+    ),
+    gqa: list[Path] = typer.Option(
+        [], "--gqa", help="Read scene graphs from a GQA-format file instead of the store."
+    ),
+    vg: list[Path] = typer.Option(
+        [], "--vg", help="Read scene graphs from a VG scene_graphs.json instead of the store."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Generate questions with programs and executed answers for source images of a split.
+
+    Scene graphs come from the store (default) or from dataset files (--gqa/--vg, fast, no store);
+    related images are looked up in memory over the same scene graphs. Prints a summary (examples,
+    per template, two-answer share) to stderr.
+    """
+    from covr.questions.export import write_jsonl
+    from covr.questions.generate import GenerationOptions, check_images
+    from covr.questions.generate import generate as run
+    from covr.questions.related_source import InMemoryRelated
+    from covr.related.lookup import enumeration_options
+
+    settings = load_settings()
+    if images is not None and image:
+        fail("--images and --image exclude each other", EXIT_BAD_INPUT)
+    names = tuple(t.strip() for t in templates.split(",") if t.strip())
+    try:
+        options = GenerationOptions(
+            split=split,
+            seed=seed,
+            templates=names,
+            subgraphs_per_image=settings.questions_subgraphs_per_image,
+            max_distance=settings.questions_max_distance,
+            per_signature=settings.questions_per_signature,
+            positives_limit=settings.questions_positives,
+            flip_attempts=settings.questions_flip_attempts,
+            max_combos=settings.questions_max_combos,
+            enumeration=enumeration_options(settings),
+        )
+    except (QuestionError, ValueError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    scenes = _read_files(gqa, vg, split) if (gqa or vg) else _read_store(split)
+    provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks)
+    ids = provider.images(split)
+    if not ids:
+        fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
+    if image:
+        ids = list(image)
+    elif images is not None:
+        ids = ids[:images]
+    try:
+        check_images(provider, options, ids if image else [])
+    except QuestionError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    count = workers or settings.questions_workers
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        disable=quiet,
+        transient=False,
+    )
+    stats: dict[str, Any] = {"examples": 0, "templates": {}}
+
+    def counted(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        per = stats["templates"]
+        for ex in items:
+            stats["examples"] += 1
+            per[ex["template"]] = per.get(ex["template"], 0) + 1
+            yield ex
+
+    with progress:
+        task = progress.add_task("source images", total=len(ids))
+        try:
+            n = write_jsonl(
+                counted(
+                    run(
+                        provider,
+                        options,
+                        ids,
+                        workers=count,
+                        progress=lambda k: progress.advance(task, k),
+                    )
+                ),
+                out,
+            )
+        except QuestionError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+    typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
+    for name, k in sorted(stats["templates"].items()):
+        typer.echo(f"  {name:28s} {k}", err=True)
+
+
+def balance(
+    src: Path = typer.Argument(..., help="Generated examples (JSONL)."),
+    dst: Path = typer.Argument(..., help="Balanced examples (JSONL)."),
+    per_template: int | None = typer.Option(
+        None, "--per-template", min=1, help="Examples per template (default: the smallest group)."
+    ),
+    by: str = typer.Option("template", "--by", help="template (19 forms) or paper_template (15)."),
+    seed: int = typer.Option(0, "--seed", help="Tie-breaking seed."),
+) -> None:
+    """De-duplicate and balance (paper App. C): equal count per template; two-answer questions
+    first, then the least-seen answer and subgraph structure."""
+    from covr.questions.balance import balance as run
+    from covr.questions.export import read_jsonl, write_jsonl
+
+    if by not in ("template", "paper_template"):
+        fail("--by must be template or paper_template", EXIT_BAD_INPUT)
+    try:
+        examples = list(read_jsonl(src))
+        result = run(examples, per_template=per_template, seed=seed, key=by)
+    except QuestionError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    n = write_jsonl(result, dst)
+    typer.echo(f"{len(examples)} -> {n} examples -> {dst}", err=True)
+
+
+def export(
+    src: Path = typer.Argument(..., help="Examples (JSONL)."),
+    dst: Path = typer.Argument(..., help="Output file (jsonl) or directory (parquet)."),
+    fmt: str = typer.Option(..., "--format", help="jsonl or parquet."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default: from examples)."),
+) -> None:
+    """Export examples: canonical JSONL, or Parquet laid out for the Hugging Face Hub
+    (DST/data/<split>-0000i-of-0000N.parquet and DST/README.md with dataset_info)."""
+    from covr.questions.export import read_jsonl, write_jsonl, write_parquet
+
+    if fmt not in ("jsonl", "parquet"):
+        fail("--format must be jsonl or parquet", EXIT_BAD_INPUT)
+    try:
+        examples = list(read_jsonl(src))
+    except QuestionError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    if fmt == "jsonl":
+        n = write_jsonl(examples, dst)
+        typer.echo(f"{n} examples -> {dst}", err=True)
+        return
+    for path in write_parquet(examples, dst, split=split):
+        typer.echo(str(path))
+
+
+def stats(
+    src: Path = typer.Argument(..., help="Examples (JSONL)."),
+    plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+) -> None:
+    """The paper's Table 3 rows for an examples file (and PNG plots like its Figures 4-6)."""
+    from covr.questions.export import read_jsonl
+    from covr.questions.stats import plots as draw
+    from covr.questions.stats import table3
+
+    try:
+        examples = list(read_jsonl(src))
+    except QuestionError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    table = table3(examples)
+    if as_json:
+        print_json(table)
+    else:
+        for key, value in table.items():
+            if isinstance(value, dict):
+                sys.stdout.write(f"{key}:\n")
+                for name, count in value.items():
+                    sys.stdout.write(f"  {name:28s} {count}\n")
+            else:
+                sys.stdout.write(f"{key:45s} {value}\n")
+    if plots is not None:
+        for path in draw(examples, plots):
+            typer.echo(str(path), err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(generate)
+    app.command()(balance)
+    app.command()(export)
+    app.command()(stats)

@@ -1,0 +1,126 @@
+"""De-duplication and balancing of generated examples (paper App. C, DESIGN §7).
+
+Balancing, per template ``t`` with target size ``S``:
+
+1. first the questions whose text appears with at least two different answers (all examples of
+   one text are taken together, texts in a seeded order) — the paper notes these were always
+   fewer than ``S``; if they are not, they are cut at ``S``;
+2. then, until ``|L_t| = S``: pick the answer seen least in ``L_t`` among the answers still
+   available, and among the remaining examples with that answer the one whose subgraph structure
+   ``(size, depth)`` was seen least. Ties are broken by a seeded order, so the result depends only
+   on the input and the seed.
+
+``S`` is ``per_template`` when given (a template with fewer examples keeps all of them), else the
+size of the smallest template group, which makes template counts equal.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from covr.questions.errors import QuestionError
+
+Example = dict[str, Any]
+
+
+def dedupe(examples: Iterable[Example]) -> list[Example]:
+    """Keep the first example of each (text, answer, image set)."""
+    seen: set[tuple[str, str, tuple[str, ...]]] = set()
+    out = []
+    for ex in examples:
+        key = (ex["utterance"], _answer_key(ex["answer"]), tuple(sorted(ex["scenes"])))
+        if key not in seen:
+            seen.add(key)
+            out.append(ex)
+    return out
+
+
+def _answer_key(answer: Any) -> str:
+    return json.dumps(answer)
+
+
+def _structure(ex: Example) -> tuple[int, ...]:
+    raw = ex.get("structure") or [0, 0]
+    return tuple(int(x) for x in raw)
+
+
+def _take_balanced(
+    pool: list[Example], room: int, chosen: list[Example], rng: random.Random
+) -> None:
+    """The answer/structure loop of App. C over ``pool`` (in place into ``chosen``)."""
+    answers = Counter(_answer_key(e["answer"]) for e in chosen)
+    structures = Counter(_structure(e) for e in chosen)
+    buckets: dict[str, dict[tuple[int, ...], list[Example]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for ex in pool:
+        buckets[_answer_key(ex["answer"])][_structure(ex)].append(ex)
+    for by_structure in buckets.values():
+        for items in by_structure.values():
+            rng.shuffle(items)
+    taken = 0
+    while taken < room and buckets:
+        least = min(answers[a] for a in buckets)
+        options = sorted(a for a in buckets if answers[a] == least)
+        answer = options[rng.randrange(len(options))] if len(options) > 1 else options[0]
+        by_structure = buckets[answer]
+        fewest = min(structures[s] for s in by_structure)
+        shapes = sorted(s for s in by_structure if structures[s] == fewest)
+        shape = shapes[rng.randrange(len(shapes))] if len(shapes) > 1 else shapes[0]
+        ex = by_structure[shape].pop()
+        if not by_structure[shape]:
+            del by_structure[shape]
+        if not by_structure:
+            del buckets[answer]
+        chosen.append(ex)
+        answers[answer] += 1
+        structures[shape] += 1
+        taken += 1
+
+
+def balance(
+    examples: Sequence[Example],
+    *,
+    per_template: int | None = None,
+    seed: int = 0,
+    key: str = "template",
+) -> list[Example]:
+    """Balanced examples, grouped by ``key`` (``template`` or ``paper_template``) in first-seen
+    order; see the module docstring."""
+    if per_template is not None and per_template < 1:
+        raise QuestionError("per_template must be >= 1")
+    groups: dict[str, list[Example]] = {}
+    for ex in dedupe(examples):
+        if key not in ex:
+            raise QuestionError(f"example {ex.get('qid', '?')} has no field {key!r}")
+        groups.setdefault(str(ex[key]), []).append(ex)
+    if not groups:
+        return []
+    target = per_template if per_template is not None else min(len(g) for g in groups.values())
+    out: list[Example] = []
+    for name, group in groups.items():
+        rng = random.Random(f"{seed}:{name}")
+        answers_of: dict[str, set[str]] = defaultdict(set)
+        for ex in group:
+            answers_of[ex["utterance"]].add(_answer_key(ex["answer"]))
+        multi = [e for e in group if len(answers_of[e["utterance"]]) >= 2]
+        rest = [e for e in group if len(answers_of[e["utterance"]]) < 2]
+        chosen: list[Example] = []
+        by_text: dict[str, list[Example]] = defaultdict(list)
+        for ex in multi:
+            by_text[ex["utterance"]].append(ex)
+        texts = sorted(by_text)
+        rng.shuffle(texts)
+        left: list[Example] = []
+        for text in texts:
+            if len(chosen) + len(by_text[text]) > target:
+                left.extend(by_text[text])
+                continue
+            chosen.extend(by_text[text])
+        _take_balanced(rest + left, target - len(chosen), chosen, rng)
+        out.extend(chosen)
+    return out
