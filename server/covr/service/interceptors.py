@@ -220,6 +220,9 @@ class ErrorInterceptor(Interceptor):
         def fail(exc: Exception, context: grpc.ServicerContext) -> None:
             if status_code(context) is not None:  # gRPC's own abort: already a status
                 raise exc
+            if not context.is_active():  # the client left (cancel, deadline): nobody to tell
+                log.debug("%s ended after the client left: %s", method, exc)
+                return
             context.abort_with_status(status_for(exc, method))
 
         def prepare(request: Any) -> Any:

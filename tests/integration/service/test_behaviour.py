@@ -321,3 +321,30 @@ def test_unavailable_is_retried_then_raised() -> None:
         with pytest.raises(UnavailableError):
             nowhere.statistics()
         assert time.monotonic() - started < 4
+
+
+def test_a_cancelled_import_writes_nothing_and_logs_no_error(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from covr_client import Object, SceneGraph
+
+    graph = SceneGraph("cancelled", "1", "val", objects=(Object("1", "cat"),))
+
+    def messages() -> Any:
+        yield store_pb2.ImportSceneGraphsRequest(scene_graph=graph.to_proto())
+        time.sleep(1.0)  # the client gives up meanwhile
+        yield store_pb2.ImportSceneGraphsRequest(scene_graph=graph.to_proto())
+
+    with (
+        caplog.at_level("INFO", logger="covr.service"),
+        grpc.insecure_channel(server.target) as channel,
+    ):
+        stub = service_pb2_grpc.CovrServiceStub(channel)
+        future = stub.ImportSceneGraphs.future(messages(), timeout=30)
+        time.sleep(0.3)
+        future.cancel()
+        time.sleep(1.5)
+    assert not [r for r in caplog.records if "internal error" in r.getMessage()]
+    with server.client() as client, pytest.raises(NotFoundError):
+        client.get_scene_graph("cancelled:1")
+    assert any("ImportSceneGraphs CANCELLED" in r.getMessage() for r in caplog.records)
