@@ -340,7 +340,7 @@ def test_a_cancelled_import_writes_nothing_and_logs_no_error(
         grpc.insecure_channel(server.target) as channel,
     ):
         stub = service_pb2_grpc.CovrServiceStub(channel)
-        future = stub.ImportSceneGraphs.future(messages(), timeout=30)
+        future: Any = stub.ImportSceneGraphs.future(messages(), timeout=30)
         time.sleep(0.3)
         future.cancel()
         time.sleep(1.5)
