@@ -333,6 +333,10 @@ class _ImageGenerator:
             options.append(j)
         return rng.choice(options) if options else False
 
+    def _same_type(self, a: str | None, b: str) -> bool:
+        types = set(self.types.types(a or ""))
+        return not types or bool(types & set(self.types.types(b)))
+
     def _subgraph_ok(self, template: Template, g: Subgraph) -> bool:
         attribute = g.root.attribute
         for p in template.subgraph:
@@ -405,6 +409,8 @@ class _ImageGenerator:
                 name = _decoy_name(g, r.subgraph, str(pos))
                 if name is None or (kind == "relation" and is_finite_verb(name)):
                     continue
+                if kind == "attribute" and not self._same_type(g.root.attribute, name):
+                    continue  # "young or blue" is not a real choice
                 candidates.append((name, r.image_id))
             if not candidates:
                 return None
@@ -444,6 +450,8 @@ class _ImageGenerator:
                 return None  # "how many sand": mass nouns are not counted
             if form.startswith("count:"):
                 n = values[form[6:]]
+                if n == 1 and root_is_plural(v):
+                    return None  # "exactly 1 people": no singular to count with
                 texts[name] = phrase(v, "count", n)
                 plural[name] = n != 1 or root_is_plural(v)
             else:
