@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.reference import SceneIndex, contains, distractors
@@ -92,6 +93,7 @@ class InMemoryRelated:
         exclusivity: Exclusivity | None = None,
         *,
         max_checks: int = 60,
+        cache_size: int = 4096,
     ) -> None:
         self.index = scenes if isinstance(scenes, SceneIndex) else SceneIndex(scenes)
         self.exclusivity = exclusivity or default_exclusivity()
@@ -102,6 +104,7 @@ class InMemoryRelated:
         self._split_images = {s: sorted(ids) for s, ids in by_split.items()}
         self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
         self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
+        self._cache = _Lru(cache_size)
 
     # -- protocol ------------------------------------------------------------------------------
 
@@ -112,6 +115,25 @@ class InMemoryRelated:
         return self._split_images.get(split, [])
 
     def positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
+        key = ("p", g.key, split, limit, seed, 0, 0)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache.put(key, self._positives(g, split, limit=limit, seed=seed))
+        return list(cached)
+
+    def distractors(
+        self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
+    ) -> list[RelatedImage]:
+        key = ("d", g.key, split, max_distance, seed, per_signature, self.max_checks)
+        cached = self._cache.get(key)
+        if cached is None:
+            found = self._distractors(
+                g, split, max_distance=max_distance, per_signature=per_signature, seed=seed
+            )
+            cached = self._cache.put(key, found)
+        return list(cached)
+
+    def _positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
         names = [(parse_position(p)[0], name_at(g, p)) for p in positions(g)]
         pool = self._intersection(names, split)
         rng = random.Random(stable_seed(seed, "positives", g.key, split))
@@ -123,7 +145,7 @@ class InMemoryRelated:
                     break
         return sorted(found)
 
-    def distractors(
+    def _distractors(
         self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
     ) -> list[RelatedImage]:
         rng = random.Random(stable_seed(seed, "distractors", g.key, split))
@@ -175,12 +197,36 @@ class InMemoryRelated:
         """Sorted images of ``split`` holding every name (all images when ``names`` is empty)."""
         if not names:
             return self.images(split)
-        unique = sorted(set(names))
-        lists = sorted((self._posting(n, split) for n in unique), key=len)
-        if len(lists) == 1:
-            return lists[0]
-        rest = sorted((self.index.postings.get(n, set()) for n in unique), key=len)
-        return [i for i in lists[0] if all(i in r for r in rest)]
+        unique = sorted(set(names), key=lambda n: len(self.index.postings.get(n, ())))
+        first = self._posting(unique[0], split)
+        if len(unique) == 1:
+            return first
+        rest = [self.index.postings.get(n, set()) for n in unique[1:]]
+        if len(rest) == 1:
+            other = rest[0]
+            return [i for i in first if i in other]
+        return [i for i in first if all(i in r for r in rest)]
+
+
+class _Lru:
+    """A small LRU cache of lookup results (a result depends only on its key: data, ``g``, seed)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[Any, ...], value: Any) -> Any:
+        if self.size > 0:
+            self._items[key] = value
+            if len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
 
 
 def _seeded_order(pool: Sequence[str], rng: random.Random) -> Iterable[str]:

@@ -1,0 +1,147 @@
+"""Question generation benchmark (issue 6): questions per second end to end, 1 and 2 workers.
+
+For each scale (synthetic GQA-like scene graphs held in memory: 8,500 / 85,000 images = 0.1x / 1x
+GQA), build the in-memory related-image source once (timed separately), then time
+``covr.questions.generate.generate`` on the first ``--sources`` images of the split — subgraph
+enumeration -> positives and distractors (seeded samples, verified by the reference matcher) ->
+every template -> executed answers — with 1 and with 2 worker processes, ``--repeats`` times each
+(fresh provider caches per repeat; the forked workers inherit the index). Reported: examples,
+median questions/s, the ratio to the issue's goal (500 q/s at 1x) and to the original COVR
+generator's figure quoted in DESIGN §7 (~47 q/s with one process, ~82 with two), peak RSS of the
+parent and of the workers, a cProfile breakdown of one single-worker run grouped by stage, the
+two-answer share, and unbalanced -> balanced counts (``balance`` with equal counts per template).
+
+The machine is shared by several engineers: numbers are noisy; the load average is printed.
+
+Run: ``.venv/bin/python benchmarks/bench_questions.py [--scales 8500 85000] [--sources 40]
+[--repeats 3] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import resource
+import statistics
+import time
+from collections import Counter, defaultdict
+from typing import Any
+
+from covr.questions.balance import balance
+from covr.questions.generate import GenerationOptions, generate
+from covr.questions.related_source import InMemoryRelated
+from covr_loaders import synthetic
+
+GOAL = 500.0
+ORIGINAL = {1: 47.0, 2: 82.0}
+STAGES = {
+    "related images": ("related_source.py", "reference.py", "exclusivity.py"),
+    "subgraph enumeration": ("enumerate.py",),
+    "execution": ("operators.py", "world.py"),
+    "slot filling + text + program": ("render.py", "templates.py", "text.py", "program.py"),
+}
+
+
+def rss_mb(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def run(
+    provider: InMemoryRelated, options: GenerationOptions, ids: list[str], workers: int
+) -> tuple[float, list[dict[str, Any]]]:
+    provider._cache = type(provider._cache)(provider._cache.size)  # fresh result cache
+    start = time.perf_counter()
+    examples = list(generate(provider, options, ids, workers=workers))
+    return time.perf_counter() - start, examples
+
+
+def profile(
+    provider: InMemoryRelated, options: GenerationOptions, ids: list[str]
+) -> dict[str, float]:
+    provider._cache = type(provider._cache)(provider._cache.size)
+    prof = cProfile.Profile()
+    prof.enable()
+    list(generate(provider, options, ids, workers=1))
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
+    own: dict[str, float] = defaultdict(float)
+    for (filename, _line, _name), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        stage = next(
+            (s for s, files in STAGES.items() if filename.endswith(files)),
+            "other (generation loop, images, stdlib)",
+        )
+        own[stage] += tottime
+    return {k: round(100 * v / total, 1) for k, v in sorted(own.items(), key=lambda kv: -kv[1])}
+
+
+def two_answer_share(examples: list[dict[str, Any]]) -> float:
+    answers: dict[str, set[str]] = defaultdict(set)
+    for e in examples:
+        answers[e["utterance"]].add(json.dumps(e["answer"]))
+    return sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[8500, 85000])
+    parser.add_argument("--sources", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", default="")
+    args = parser.parse_args()
+    results = []
+    for scale in args.scales:
+        t0 = time.perf_counter()
+        scenes = list(synthetic.generate(scale, seed=args.seed, split="val"))
+        t1 = time.perf_counter()
+        provider = InMemoryRelated(scenes)
+        t2 = time.perf_counter()
+        ids = provider.images("val")[: args.sources]
+        options = GenerationOptions(split="val", seed=args.seed)
+        row: dict[str, Any] = {
+            "scale": scale,
+            "sources": len(ids),
+            "synthesize_s": round(t1 - t0, 1),
+            "index_s": round(t2 - t1, 1),
+            "load_avg_start": os.getloadavg()[0],
+        }
+        examples: list[dict[str, Any]] = []
+        for workers in (1, 2):
+            times = []
+            for _ in range(args.repeats):
+                elapsed, examples = run(provider, options, ids, workers)
+                times.append(elapsed)
+            median = statistics.median(times)
+            qps = len(examples) / median
+            row[f"workers_{workers}"] = {
+                "examples": len(examples),
+                "median_s": round(median, 2),
+                "questions_per_s": round(qps, 1),
+                "ratio_to_goal_500": round(qps / GOAL, 2),
+                "ratio_to_original": round(qps / ORIGINAL[workers], 1),
+            }
+        row["peak_rss_parent_mb"] = round(rss_mb(resource.RUSAGE_SELF))
+        row["peak_rss_worker_mb"] = round(rss_mb(resource.RUSAGE_CHILDREN))
+        row["time_by_stage_pct"] = profile(provider, options, ids[: max(4, len(ids) // 4)])
+        row["two_answer_share"] = round(two_answer_share(examples), 3)
+        balanced = balance(examples, seed=args.seed)
+        row["unbalanced"] = len(examples)
+        row["balanced_equal_per_template"] = len(balanced)
+        row["per_template_unbalanced"] = dict(
+            sorted(Counter(e["template"] for e in examples).items())
+        )
+        row["load_avg_end"] = os.getloadavg()[0]
+        results.append(row)
+        print(json.dumps(row, indent=2))
+        del scenes, provider
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
