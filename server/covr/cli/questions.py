@@ -46,24 +46,29 @@ def _read_files(gqa: list[Path], vg: list[Path], split: str) -> list[SceneGraph]
     return scenes
 
 
-def _read_store(split: str) -> list[SceneGraph]:
-    """Every stored scene graph of ``split`` (read back page by page)."""
-    from covr.cli.common import store_session
+def _read_store_scenes(store: Any, split: str) -> list[SceneGraph]:
     from covr.graph import catalog
     from covr_loaders.readback import get_scene_graphs
 
     out: list[SceneGraph] = []
-    with store_session() as store:
-        after = ""
-        while True:
-            rows = store.read(catalog.get("load/image_ids_after"), {"after": after, "limit": 500})
-            ids = [str(r["id"]) for r in rows]
-            if not ids:
-                break
-            found = get_scene_graphs(store, ids)
-            out += [found[i] for i in ids if i in found and found[i].split == split]
-            after = ids[-1]
+    after = ""
+    while True:
+        rows = store.read(catalog.get("load/image_ids_after"), {"after": after, "limit": 500})
+        ids = [str(r["id"]) for r in rows]
+        if not ids:
+            break
+        found = get_scene_graphs(store, ids)
+        out += [found[i] for i in ids if i in found and found[i].split == split]
+        after = ids[-1]
     return out
+
+
+def _read_store(split: str) -> list[SceneGraph]:
+    """Every stored scene graph of ``split`` (read back page by page)."""
+    from covr.cli.common import store_session
+
+    with store_session() as store:
+        return _read_store_scenes(store, split)
 
 
 def generate(
@@ -87,6 +92,12 @@ def generate(
     ),
     vg: list[Path] = typer.Option(
         [], "--vg", help="Read scene graphs from a VG scene_graphs.json instead of the store."
+    ),
+    lookup: str = typer.Option(
+        "memory",
+        "--lookup",
+        help="Related images: memory (in-memory matcher over the loaded scene graphs, fast) or "
+        "store (the Cypher lookup; needs the store, one worker).",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -121,6 +132,15 @@ def generate(
         )
     except (QuestionError, ValueError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
+    if lookup not in ("memory", "store"):
+        fail("--lookup must be memory or store", EXIT_BAD_INPUT)
+    if lookup == "store":
+        if gqa or vg:
+            fail("--lookup store reads the store; it excludes --gqa/--vg", EXIT_BAD_INPUT)
+        if (workers or 1) > 1:
+            fail("--lookup store runs with one worker (--workers 1)", EXIT_BAD_INPUT)
+        _generate_from_store(split, options, out, images, image, quiet)
+        return
     scenes = _read_files(gqa, vg, split) if (gqa or vg) else _read_store(split)
     provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks)
     ids = provider.images(split)
@@ -174,6 +194,40 @@ def generate(
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
     for name, k in sorted(stats["templates"].items()):
         typer.echo(f"  {name:28s} {k}", err=True)
+
+
+def _generate_from_store(
+    split: str,
+    options: Any,
+    out: Path,
+    images: int | None,
+    image: list[str],
+    quiet: bool,
+) -> None:
+    """``covr generate --lookup store``: related images from the Cypher lookup."""
+    from covr.cli.common import store_session
+    from covr.questions.export import write_jsonl
+    from covr.questions.generate import check_images
+    from covr.questions.generate import generate as run
+    from covr.questions.store_source import StoreRelated
+    from covr.related.lookup import RelatedLookup
+
+    settings = load_settings()
+    with store_session() as store:
+        if image:
+            ids = list(image)
+        else:
+            ids = [s.image_id for s in _read_store_scenes(store, split)]
+            if not ids:
+                fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
+            ids = ids[:images] if images is not None else ids
+        provider = StoreRelated(RelatedLookup(store, settings=settings), {split: ids})
+        try:
+            check_images(provider, options, ids if image else [])
+            n = write_jsonl(run(provider, options, ids), out)
+        except QuestionError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+    typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
 
 
 def balance(

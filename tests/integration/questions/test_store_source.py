@@ -1,0 +1,92 @@
+"""Generation against the real embedded store through the Cypher lookup adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from covr.graph import GraphStore
+from covr.questions.generate import GenerationOptions, generate
+from covr.questions.related_source import RelatedProvider
+from covr.questions.store_source import StoreRelated
+from covr.related import reference
+from covr.related.exclusivity import default_exclusivity
+from covr.related.lookup import RelatedLookup
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings
+from covr_loaders import synthetic
+from tests.integration.related.helpers import put
+from tests.support.question_oracle import Fail, Oracle
+
+pytestmark = pytest.mark.integration
+
+
+def test_generation_through_the_cypher_lookup_is_checked_by_the_oracle(
+    store: GraphStore, settings: Settings
+) -> None:
+    scenes = list(synthetic.generate(150, seed=8, split="val"))
+    put(store, scenes)
+    by_id = {s.image_id: s for s in scenes}
+    provider = StoreRelated(RelatedLookup(store, settings=settings), {"val": list(by_id)})
+    assert isinstance(provider, RelatedProvider)
+    with pytest.raises(KeyError):
+        provider.scene("gqa:0")
+    options = GenerationOptions(split="val", seed=5, subgraphs_per_image=3)
+    ids = provider.images("val")[:4]
+    examples = list(generate(provider, options, ids))
+    assert examples
+    exclusivity = default_exclusivity()
+    for ex in examples:
+        oracle = Oracle(by_id[i] for i in ex["scenes"])
+        answer = oracle.run(ex["program"])
+        assert not isinstance(answer, Fail)
+        assert answer == ex["answer"]
+        g = Subgraph.from_key(ex["subgraphs"]["g"])
+        for image, sigs in ex["signatures"].items():
+            if sigs:  # the store's distractors are reference distractors with that signature
+                found = reference.distractors([by_id[image]], g, exclusivity, 2)
+                assert set(sigs) <= {d.signature for d in found}
+            else:
+                assert reference.contains(by_id[image], g)
+
+
+def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from typer.testing import CliRunner
+
+    from covr.cli.main import app
+    from covr.questions.export import read_jsonl
+
+    data_dir = tmp_path_factory.mktemp("qstore")
+    env = {
+        "COVR_DATA_DIR": str(data_dir),
+        "COVR_GRAPH_URI": "",
+        "COVR_QUESTIONS_SUBGRAPHS_PER_IMAGE": "4",
+    }
+    runner = CliRunner()
+    done = runner.invoke(app, ["load", "samples", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    out = tmp_path_factory.mktemp("qout")
+    for lookup in ("memory", "store"):
+        path = out / f"{lookup}.jsonl"
+        args = ["generate", "--split", "val", "--images", "2", "--lookup", lookup]
+        done = runner.invoke(app, [*args, "--out", str(path), "--quiet"], env=env)
+        assert done.exit_code == 0, done.output
+        rows = list(read_jsonl(path))
+        assert rows
+        assert all(r["split"] == "val" for r in rows)
+    done = runner.invoke(
+        app,
+        [
+            "generate",
+            "--split",
+            "val",
+            "--lookup",
+            "store",
+            "--workers",
+            "2",
+            "--out",
+            str(out / "x"),
+        ],
+        env=env,
+    )
+    assert done.exit_code == 2
+    assert "one worker" in done.output
