@@ -38,6 +38,15 @@ MAX_SUBGRAPH_PARTS = 32
 MAX_TEXT = 4096
 """Longest name, id or key accepted in a request field (characters)."""
 
+MAX_ID_CHARS = 256
+"""Longest original id, object id, relation id or rel-mod id of an imported scene graph.
+
+Ids become unique-constrained keys (``source:image:r:relation:relmod``). FalkorDB 4.16.3 crashes
+(SIGSEGV in ``EnforceUniqueEntity``) on a unique value of roughly 5,000 bytes or more (measured:
+an Image.id of 4,995 ASCII bytes is stored, 5,003 crashes the server). With every id at most 256
+characters a key stays below 3,300 bytes even in 4-byte UTF-8.
+"""
+
 
 def _number(value: float) -> Number:
     """Whole-number doubles become ints, as the loaders store them ("640", not "640.0")."""
@@ -84,8 +93,25 @@ def _box(box: scene_pb2.Box) -> Box:
     return Box(_number(box.x), _number(box.y), _number(box.w), _number(box.h))
 
 
+def _long_ids(msg: scene_pb2.SceneGraph, field: str) -> list[FieldViolation]:
+    ids = [(f"{field}.original_id", msg.original_id)]
+    ids += [(f"{field}.objects[{i}].id", o.id) for i, o in enumerate(msg.objects)]
+    for j, r in enumerate(msg.relations):
+        ids.append((f"{field}.relations[{j}].id", r.id))
+        ids += [(f"{field}.relations[{j}].mods[{k}].id", m.id) for k, m in enumerate(r.mods)]
+    return [
+        FieldViolation(where, f"is longer than {MAX_ID_CHARS} characters")
+        for where, value in ids
+        if len(value) > MAX_ID_CHARS
+    ]
+
+
 def scene_graph_from_proto(msg: scene_pb2.SceneGraph, field: str = "scene_graph") -> SceneGraph:
-    """The domain scene graph of a request message, validated like the loaders validate."""
+    """The domain scene graph of a request message, validated like the loaders validate
+    (plus an id length limit that keeps the store's unique keys safe, :data:`MAX_ID_CHARS`)."""
+    too_long = _long_ids(msg, field)
+    if too_long:
+        raise InvalidArgument(too_long)
     try:
         extras = {k: _extra(v, f"{field}.extras[{k!r}]") for k, v in msg.extras.items()}
         graph = SceneGraph.build(

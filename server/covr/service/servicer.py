@@ -27,6 +27,7 @@ from covr.scene.subgraph import Subgraph
 from covr.service import convert, tokens
 from covr.service.deadline import RequestDeadlines
 from covr.service.errors import (
+    FailedPrecondition,
     FieldViolation,
     InvalidArgument,
     NotAvailableYet,
@@ -455,6 +456,12 @@ class _Import:
                     )
             elif len(self.pending) >= self.batch_size:
                 self.flush()
+        if not self.context.is_active():
+            # gRPC ends the request stream quietly when the client cancels: do not take what
+            # arrived for a complete import.
+            raise FailedPrecondition(
+                "the client cancelled the import; unwritten scene graphs dropped"
+            )
         if options.strict and self.response.skipped:
             raise InvalidArgument(
                 [FieldViolation(p.field, p.message) for p in self.response.problems],

@@ -3,6 +3,7 @@ reflection, metrics, capacity limits, undecodable requests, keepalive agreement 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import threading
@@ -323,12 +324,18 @@ def test_unavailable_is_retried_then_raised() -> None:
         assert time.monotonic() - started < 4
 
 
-def test_a_cancelled_import_writes_nothing_and_logs_no_error(
+def test_a_cancelled_import_ends_quietly_and_writes_all_or_nothing(
     server: TestServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A client that gives up mid-stream: the server logs no error and keeps the store whole.
+
+    Usually the server sees the cancel and writes nothing it had not flushed; when gRPC delivers
+    the end of the request stream before the cancel, the import is complete from the server's
+    view and is written (imports are idempotent), so either outcome is allowed, never a part.
+    """
     from covr_client import Object, SceneGraph
 
-    graph = SceneGraph("cancelled", "1", "val", objects=(Object("1", "cat"),))
+    graph = SceneGraph("cancelled", "1", "val", objects=(Object("1", "cat"), Object("2", "dog")))
 
     def messages() -> Any:
         yield store_pb2.ImportSceneGraphsRequest(scene_graph=graph.to_proto())
@@ -345,6 +352,8 @@ def test_a_cancelled_import_writes_nothing_and_logs_no_error(
         future.cancel()
         time.sleep(1.5)
     assert not [r for r in caplog.records if "internal error" in r.getMessage()]
-    with server.client() as client, pytest.raises(NotFoundError):
-        client.get_scene_graph("cancelled:1")
-    assert any("ImportSceneGraphs CANCELLED" in r.getMessage() for r in caplog.records)
+    assert any("/ImportSceneGraphs " in r.getMessage() for r in caplog.records)
+    with server.client() as client:
+        with contextlib.suppress(NotFoundError):
+            assert client.get_scene_graph("cancelled:1") == graph
+        assert client.health()

@@ -358,3 +358,23 @@ def test_related_images_of_an_image(client: Client) -> None:
         next(client.find_related_images(image_id="gqa:missing"))
     with pytest.raises(InvalidArgumentError):
         next(client.find_related_images(image_id="gqa:2370799", page_token="abc"))
+
+
+def test_import_refuses_ids_that_would_crash_the_store(server: TestServer, client: Client) -> None:
+    """FalkorDB 4.16.3 segfaults on unique keys of ~5,000 bytes; ids are capped well below."""
+    restarts = server.store.health().details.get("restarts")
+    long_id = "é" * 3000
+    result = client.import_scene_graphs(
+        [
+            SceneGraph("svc", long_id, "val"),
+            SceneGraph("svc", "long-object", "val", objects=(Object(long_id, "cat"),)),
+            SceneGraph("svc", "x" * 256, "val"),
+        ]
+    )
+    assert [p.field for p in result.problems] == [
+        "scene_graphs[0].original_id",
+        "scene_graphs[1].objects[0].id",
+    ]
+    assert result.written == 1
+    assert client.get_scene_graph("svc:" + "x" * 256).original_id == "x" * 256
+    assert server.store.health().details.get("restarts") == restarts
