@@ -12,7 +12,7 @@ PY_STAMP := $(VENV)/.installed
 NODE_STAMP := tools/cypher-lint/node_modules/.installed
 PYTEST_ARGS ?=
 
-.PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto
+.PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,10 @@ e2e: setup ## end-to-end tests against the Neo4j in COVR_GRAPH_URI (skipped with
 
 bench: setup ## the benchmarks of benchmarks/ (numbers go in issue notes)
 	$(BIN)/python benchmarks/bench_graph_store.py
+
+models: setup ## retrain both ONNX classifiers from the project's resources (same metrics)
+	$(BIN)/covr models train exclusivity --seed 0
+	$(BIN)/covr models train presence --seed 0
 
 proto: setup ## regenerate the gRPC stubs of proto/covr/v1 into clients/python/covr_client/_proto
 	$(BIN)/python scripts/gen_proto.py

@@ -106,6 +106,20 @@ class Settings(BaseSettings):
         description="imSitu verb sentence templates (verb<TAB>sentence); empty → the bundled file.",
     )
 
+    # --- models (exclusivity and presence classifiers, ONNX) ---
+    models_dir: Path | None = Field(
+        default=None,
+        description="Folder with exclusivity.onnx and presence.onnx; empty → the bundled models.",
+    )
+    wordnet_dir: Path = Field(
+        default=Path("/usr/share/wordnet"),
+        description="WordNet 3.0 database files (Debian wordnet-base); copied with a generated "
+        "lexnames file into <data_dir>/nltk_data on first use.",
+    )
+    model_threads: int = Field(
+        default=1, ge=1, le=64, description="onnxruntime intra-op threads per model session."
+    )
+
     # --- gRPC service (covr serve; docs/service.md) ---
     service_host: str = Field(
         default="127.0.0.1", description="Address the gRPC server binds (0.0.0.0: all)."

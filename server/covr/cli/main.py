@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from covr.cli import data, db, serve, splits
+from covr.cli import models as models_cli
 from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
 from covr.cli.common import print_json, store_session
@@ -23,6 +24,7 @@ app.command()(related_cli.subgraphs)
 app.command()(related_cli.related)
 app.command()(serve.serve)
 app.add_typer(splits.app, name="split")
+app.add_typer(models_cli.app, name="models")
 app.command()(splits.properties)
 app.command()(splits.easiness)
 app.command()(splits.evaluate)

@@ -1,0 +1,127 @@
+"""The ONNX exclusivity model ``m(type, x, x')`` served with onnxruntime (DESIGN.md §6).
+
+:class:`OnnxExclusivity` implements the related-images room's ``Exclusivity`` protocol
+structurally (``m`` and ``m_batch``) without importing that room (DESIGN.md §1). Scores are cached
+per ``(type, x, x')``; the cache belongs to one model version and is dropped by :meth:`refresh`
+when the file on disk carries another version. Identical names score 0.0 without the model, as
+the protocol requires; ``relmod`` pairs use the relation head.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from covr.models.errors import ModelInputError, ModelResourceError
+from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
+from covr.models.onnx_io import OnnxHead
+from covr.models.terms import ModelType, NodeType, model_type, node_type, normalize_term
+
+EXCLUSIVITY_INPUT = "features"
+EXCLUSIVITY_OUTPUT = "exclusive_probability"
+CHUNK = 8192
+
+
+class OnnxExclusivity:
+    """Mutual-exclusivity scores from the ONNX head plus cached per-term features."""
+
+    def __init__(self, path: Path, *, wordnet: Any, threads: int = 1) -> None:
+        self.path = path
+        self._wordnet = wordnet
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[ModelType, str, str], float] = {}
+        self._load()
+
+    def _load(self) -> None:
+        head = OnnxHead(self.path, threads=self._threads)
+        meta = head.metadata
+        if meta.get("model_name") != "covr-exclusivity":
+            raise ModelResourceError(f"{self.path} is not an exclusivity model")
+        spec = head.json_meta("features")
+        if spec.get("version") != FEATURES_VERSION:
+            raise ModelResourceError(
+                f"{self.path}: features version {spec.get('version')} but this code computes "
+                f"version {FEATURES_VERSION}; retrain with `covr models train exclusivity`"
+            )
+        featurizer = Featurizer(Lexicon(head.json_meta("lexicon")), self._wordnet)
+        if featurizer.names != spec.get("names"):
+            raise ModelResourceError(f"{self.path}: feature names differ from this code's")
+        self._head = head
+        self._featurizer = featurizer
+        self.version: str = meta.get("version", "")
+        self.metadata: dict[str, str] = meta
+
+    def refresh(self) -> bool:
+        """Re-read the file; drop the score cache if its model version changed (then True)."""
+        with self._lock:
+            old = self.version
+            self._load()
+            if self.version != old:
+                self._cache.clear()
+                return True
+            return False
+
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forget cached pair scores (per-term features stay: they do not depend on weights)."""
+        self._cache.clear()
+
+    def m(self, node_type: NodeType, x: str, x_prime: str) -> float:
+        """Probability that ``x`` and ``x_prime`` are mutually exclusive (directional)."""
+        return self.m_batch([(node_type, x, x_prime)])[0]
+
+    def m_batch(self, pairs: Sequence[tuple[NodeType, str, str]]) -> list[float]:
+        """:meth:`m` for many triples, in order; bad input raises ``ModelInputError``."""
+        return [float(v) for v in self.scores(pairs)]
+
+    def scores(self, pairs: Sequence[tuple[Any, Any, Any]]) -> FloatArray:
+        """The scores as a float32 array (the fast path for large batches)."""
+        keys: list[tuple[ModelType, str, str]] = []
+        for i, triple in enumerate(pairs):
+            if not isinstance(triple, tuple) or len(triple) != 3:
+                raise ModelInputError(f"pairs[{i}]", "must be a (node_type, x, x_prime) triple")
+            kind = model_type(node_type(triple[0], f"pairs[{i}].node_type"))
+            keys.append(
+                (
+                    kind,
+                    normalize_term(triple[1], f"pairs[{i}].x"),
+                    normalize_term(triple[2], f"pairs[{i}].x_prime"),
+                )
+            )
+        out = np.zeros(len(keys), dtype=np.float32)
+        cache = self._cache
+        missing: dict[tuple[ModelType, str, str], list[int]] = {}
+        for i, key in enumerate(keys):
+            if key[1] == key[2]:
+                continue  # identical names are never exclusive
+            hit = cache.get(key)
+            if hit is None:
+                missing.setdefault(key, []).append(i)
+            else:
+                out[i] = hit
+        if missing:
+            todo = list(missing)
+            for start in range(0, len(todo), CHUNK):
+                part = todo[start : start + CHUNK]
+                probs = self.predict_rows(self._featurizer.rows(part))
+                for key, p in zip(part, probs.tolist(), strict=True):
+                    cache[key] = p
+                    for i in missing[key]:
+                        out[i] = p
+        return out
+
+    def predict_rows(self, rows: FloatArray) -> FloatArray:
+        """Raw model output for feature rows (tests compare it with the training-time head)."""
+        return self._head.run({EXCLUSIVITY_INPUT: rows})
+
+    @property
+    def featurizer(self) -> Featurizer:
+        return self._featurizer

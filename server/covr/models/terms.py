@@ -1,0 +1,75 @@
+"""Validation and normal form of the terms and node types the classifiers accept.
+
+Why one place: the CLI, the gRPC service and the related-images lookup all pass user or dataset
+text into the models, and each must get the same clear error for the same bad input.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final, Literal
+
+from covr.models.errors import ModelInputError
+
+NodeType = Literal["object", "attribute", "relation", "relmod"]
+NODE_TYPES: Final[tuple[NodeType, ...]] = ("object", "attribute", "relation", "relmod")
+ModelType = Literal["object", "attribute", "relation"]
+MODEL_TYPES: Final[tuple[ModelType, ...]] = ("object", "attribute", "relation")
+_ALIASES: Final[dict[str, NodeType]] = {
+    "object": "object",
+    "noun": "object",
+    "nouns": "object",
+    "attribute": "attribute",
+    "attributes": "attribute",
+    "relation": "relation",
+    "relations": "relation",
+    "relmod": "relmod",
+}
+MAX_TERM_CHARS: Final = 100
+"""Longer strings are not node names of any scene graph dataset (GQA's longest is ~30)."""
+
+
+def node_type(value: object, field: str = "node_type") -> NodeType:
+    """``object|attribute|relation|relmod`` (``noun`` is accepted for ``object``)."""
+    if not isinstance(value, str) or value.strip().lower() not in _ALIASES:
+        raise ModelInputError(
+            field, f"unknown node type {value!r}; expected one of {', '.join(NODE_TYPES)} (or noun)"
+        )
+    return _ALIASES[value.strip().lower()]
+
+
+def model_type(kind: NodeType) -> ModelType:
+    """Rel-mods (imSitu connectors such as ``using``/``onto``) are scored as relations."""
+    return "relation" if kind == "relmod" else kind
+
+
+def normalize_term(value: object, field: str = "term") -> str:
+    """Lower case, single spaces, accents folded (``café`` -> ``cafe``); errors name ``field``.
+
+    Rejected: non-strings, empty or blank text, more than :data:`MAX_TERM_CHARS` characters,
+    control characters, and characters with no ASCII form after accent folding (CJK, emoji),
+    because WordNet and every feature here are defined over English words.
+    """
+    if not isinstance(value, str):
+        raise ModelInputError(field, f"must be a string, got {type(value).__name__}")
+    if len(value) > MAX_TERM_CHARS:
+        raise ModelInputError(
+            field, f"is {len(value)} characters long; at most {MAX_TERM_CHARS} are allowed"
+        )
+    text = " ".join(value.split()).lower()
+    if not text:
+        raise ModelInputError(field, "must not be empty or only whitespace")
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in folded if not unicodedata.combining(c))
+        bad = sorted({c for c in text if not c.isascii()})
+        if bad:
+            shown = ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
+            raise ModelInputError(
+                field,
+                f"{value!r} has characters with no English form ({shown}); "
+                "the models score English words only",
+            )
+    if any(not c.isprintable() for c in text):
+        raise ModelInputError(field, f"{value!r} contains control characters")
+    return text

@@ -1,0 +1,139 @@
+"""The presence model: simple subgraphs, hiding, features, and the committed ONNX file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from covr.models.errors import ModelInputError
+from covr.models.presence import (
+    GRAPH_FEATURE_NAMES,
+    IMAGE_FEATURES,
+    PRESENCE_GRAPH_INPUT,
+    PRESENCE_IMAGE_INPUT,
+    PresenceModel,
+    hide,
+    is_simple,
+    simple_matches,
+    simple_parts,
+)
+from covr.models.presence_train import calibrate, changed_type
+from covr.scene.model import Object, Relation, SceneGraph
+from covr.scene.subgraph import Subgraph
+
+
+def _scene() -> SceneGraph:
+    return SceneGraph.build(
+        source="gqa",
+        original_id="1",
+        split="val",
+        objects=[
+            Object("1", "man", ("tall",)),
+            Object("2", "hat", ("red",)),
+            Object("3", "horse", ("brown",)),
+            Object("4", "hat", ("blue",)),
+        ],
+        relations=[
+            Relation("1.0", "wearing", "1", "2"),
+            Relation("1.1", "riding", "1", "3"),
+        ],
+    )
+
+
+def test_simple_subgraphs_and_their_parts() -> None:
+    assert is_simple(Subgraph.from_key("man[tall]-(wearing)->hat"))
+    assert not is_simple(Subgraph.from_key("man[tall]-(wearing)->hat[red]"))
+    assert not is_simple(Subgraph.from_key("man{-(riding)->horse,-(wearing)->hat}"))
+    g = Subgraph.from_key("man[tall]{-(riding)->horse,-(wearing)->hat[red]}")
+    keys = sorted(p.key for p in simple_parts(g))
+    assert keys == ["hat[red]", "horse", "man-(riding)->horse", "man-(wearing)->hat", "man[tall]"]
+    assert all(is_simple(p) for p in simple_parts(g))
+
+
+def test_hiding_breaks_every_match_at_the_chosen_node_type() -> None:
+    scene = _scene()
+    g = Subgraph.from_key("man-(wearing)->hat[red]")
+    assert len(simple_matches(scene, g)) == 1
+    no_attr = hide(scene, g, "attribute")
+    assert no_attr is not None
+    assert not simple_matches(no_attr, g)
+    assert [o.attributes for o in no_attr.objects if o.id == "2"] == [()]
+    no_rel = hide(scene, g, "relation")
+    assert no_rel is not None
+    assert [r.id for r in no_rel.relations] == ["1.1"]
+    no_obj = hide(scene, g, "object", pick=1)
+    assert no_obj is not None
+    assert "2" not in {o.id for o in no_obj.objects}
+    assert hide(scene, Subgraph.from_key("man-(wearing)->hat[green]"), "object") is None
+    assert hide(scene, Subgraph.single("horse"), "relation") is None
+
+
+def test_calibration_catches_the_target_share_of_hidden_subgraphs() -> None:
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0.3, 1.0, 200).astype(np.float32)
+    neg = rng.uniform(0.0, 0.6, 200).astype(np.float32)
+    scores = np.concatenate([pos, neg])
+    labels = [1] * 200 + [0] * 200
+    thresholds, report = calibrate(scores, labels, ["object"] * 400)
+    assert report["object"]["calibrated"]["recall"] >= 0.95
+    assert thresholds["object"] == report["object"]["calibrated"]["threshold"]
+    assert changed_type("object@0+attribute@1") == "attribute"
+    assert changed_type("object@1+relation@0") == "relation"
+
+
+def test_metadata_says_it_sees_graphs_not_pixels(
+    presence: PresenceModel, presence_path: Path
+) -> None:
+    meta = presence.metadata
+    assert meta["model_name"] == "covr-presence"
+    assert "graphs, not pixels" in meta["sees"]
+    assert set(presence.thresholds) == {"object", "relation", "attribute"}
+    metrics = json.loads(meta["metrics"])
+    for kind in ("object", "relation", "attribute"):
+        assert metrics["heldout_by_type"][kind]["calibrated"]["recall"] >= 0.95
+    model = onnx.load(str(presence_path))
+    onnx.checker.check_model(model, full_check=True)
+    names = [i.name for i in model.graph.input]
+    assert names == [PRESENCE_GRAPH_INPUT, PRESENCE_IMAGE_INPUT]
+    assert all(i.type.tensor_type.shape.dim[0].dim_param == "batch" for i in model.graph.input)
+    assert presence.image_width == IMAGE_FEATURES
+
+
+def test_scores_single_batch_and_zero_features_agree(presence: PresenceModel) -> None:
+    scene = _scene()
+    gs = [Subgraph.from_key(k) for k in ("man-(riding)->horse", "hat[red]", "dog[black]")]
+    batch = presence.score_batch([(g, scene, None) for g in gs])
+    assert batch.shape == (3,)
+    assert np.all((batch >= 0) & (batch <= 1))
+    assert [presence.score(g, scene) for g in gs] == pytest.approx(batch.tolist(), abs=1e-7)
+    zeros = [0.0] * IMAGE_FEATURES
+    assert presence.score(gs[0], scene, zeros) == pytest.approx(float(batch[0]), abs=1e-7)
+    assert presence.score_batch([(gs[1], scene, None)]).tolist() == [batch[1]]
+
+
+def test_graph_context_moves_the_score(presence: PresenceModel) -> None:
+    scene = _scene()
+    g = Subgraph.from_key("man-(riding)->horse")
+    hidden = hide(scene, g, "relation")
+    assert hidden is not None
+    rows = presence.featurizer.rows([(g, scene), (g, hidden)])
+    assert rows.shape == (2, len(GRAPH_FEATURE_NAMES))
+    assert not np.array_equal(rows[0], rows[1])
+
+
+def test_bad_presence_input(presence: PresenceModel) -> None:
+    scene = _scene()
+    with pytest.raises(ModelInputError, match="not simple"):
+        presence.score(Subgraph.from_key("man[tall]-(wearing)->hat[red]"), scene)
+    with pytest.raises(ModelInputError, match=r"items\[0\].features"):
+        presence.score(Subgraph.single("man"), scene, [1.0, 2.0])
+    with pytest.raises(ModelInputError, match=r"items\[0\].features"):
+        presence.score(Subgraph.single("man"), scene, [float("nan")] * IMAGE_FEATURES)
+    with pytest.raises(ModelInputError, match="scene_graph"):
+        presence.score_batch([(Subgraph.single("man"), "gqa:1", None)])  # type: ignore[list-item]
+    with pytest.raises(ModelInputError, match="must be a Subgraph"):
+        presence.score("man", scene)  # type: ignore[arg-type]
