@@ -1,15 +1,14 @@
-// summary: creates whole images in one statement from compact rows (see covr.scene.records.to_store_row): $rows[k] = {image, objects}, $relations[k] = that image's relations with rel-mods, $ids[k] = its Image.id; keys are derived from ids with the separators $sep and $relation_sep (covr.scene.records); images already present are left alone, so a retried statement changes nothing (run delete_images first to replace them)
-// params: {"sep": ":", "relation_sep": ":r:", "ids": ["example:1"], "rows": [{"image": {"id": "example:1", "source": "example", "split": "val", "original_id": "1", "width": 640, "height": 480}, "objects": [["1", "man", ["young"], 1, 2, 30, 40, null, null], ["2", "paper", [], null, null, null, null, ["n14974264"], null], ["3", "wall", [], 5, 6, 7, 8, null, ["partition"]]]}], "relations": [[[0, 1, "stapling", "stapling", null, [[2, "surface", "onto"]]]]]}
+// summary: creates whole images in one statement from compact rows (see covr.scene.records.to_store_row): $images[k] = the Image properties, $objects[k] = its objects, $relations[k] = its relations with rel-mods, $ids[k] = its Image.id; keys are derived from ids with the separators $sep and $relation_sep (covr.scene.records); images already present are left alone, so a retried statement changes nothing (run delete_images first to replace them)
+// params: {"sep": ":", "relation_sep": ":r:", "ids": ["example:1"], "images": [{"id": "example:1", "source": "example", "split": "val", "original_id": "1", "width": 640, "height": 480}], "objects": [[["1", "man", ["young"], 1, 2, 30, 40, null, null], ["2", "paper", [], null, null, null, null, ["n14974264"], null], ["3", "wall", [], 5, 6, 7, 8, null, ["partition"]]]], "relations": [[[0, 1, "stapling", "stapling", null, [[2, "surface", "onto"]]]]]}
 UNWIND range(0, size($ids) - 1) AS k
 WITH k, $ids[k] AS image_id
 OPTIONAL MATCH (existing:Image {id: image_id})
 WITH k, image_id, existing
 WHERE existing IS NULL
-WITH k, image_id, $rows[k] AS row
 CREATE (i:Image)
-SET i = row.image
-WITH k, image_id, i, row
-UNWIND row.objects AS o
+SET i = $images[k]
+WITH k, image_id, i
+UNWIND $objects[k] AS o
 CREATE (i)-[:HAS]->(n:Object)
 SET n.key = image_id + $sep + o[0], n.id = o[0], n.name = o[1], n.attributes = o[2],
     n.x = o[3], n.y = o[4], n.w = o[5], n.h = o[6], n.synsets = o[7], n.names = o[8]

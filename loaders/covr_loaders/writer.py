@@ -196,14 +196,17 @@ def validate_only(job: LoadJob, *, limit: int | None = None) -> LoadSummary:
 class Batch:
     """One write unit: its image ids and the parameters of ``load/create_images``.
 
-    ``rows`` and ``relations`` are either the value lists or, when the batch was made in the
-    reader process for a FalkorDB store, their parameter text (:func:`prerender`): one string
-    crosses the process boundary instead of thousands of small lists.
+    ``images`` (Image property maps), ``objects`` and ``relations`` (compact lists, see
+    :func:`covr.scene.records.to_store_row`) are either values or, when the batch was made in
+    the reader process for a FalkorDB store, their parameter text (:func:`prerender`): one
+    string crosses the process boundary instead of thousands of small lists, and the parent
+    only sends it.
     """
 
     index: int
     ids: list[str]
-    rows: list[dict[str, Any]] | Rendered
+    images: list[dict[str, Any]] | Rendered
+    objects: list[list[Any]] | Rendered
     relations: list[list[Any]] | Rendered
     bytes_read: int = 0
     images_read: int = 0
@@ -211,31 +214,49 @@ class Batch:
     @classmethod
     def of(cls, index: int, graphs: list[SceneGraph], *, rendered: bool = False) -> Batch:
         ids: list[str] = []
-        rows: list[dict[str, Any]] = []
+        images: list[dict[str, Any]] = []
+        objects: list[list[Any]] = []
         relations: list[list[Any]] = []
         for graph in graphs:
             row = to_store_row(graph)
             ids.append(row["id"])
+            images.append(row["image"])
+            objects.append(row["objects"])
             relations.append(row["relations"])
-            rows.append({"image": row["image"], "objects": row["objects"]})
         if rendered:
-            return cls(index, ids, prerender(rows, "rows"), prerender(relations, "relations"))
-        return cls(index, ids, rows, relations)
+            return cls(
+                index,
+                ids,
+                prerender(images, "images"),
+                prerender(objects, "objects"),
+                prerender(relations, "relations"),
+            )
+        return cls(index, ids, images, objects, relations)
+
+    def create_params(self) -> dict[str, Any]:
+        """Parameters of ``load/create_images``."""
+        return {
+            "sep": KEY_SEP,
+            "relation_sep": RELATION_SEP,
+            "ids": self.ids,
+            "images": self.images,
+            "objects": self.objects,
+            "relations": self.relations,
+        }
 
 
 def write_batch(store: GraphStore, batch: Batch) -> tuple[int, int]:
-    """Replace the batch's images in the store; returns (nodes, relationships) created."""
-    store.write(catalog.get("load/delete_images"), {"ids": batch.ids})
-    result = store.write(
-        catalog.get("load/create_images"),
-        {
-            "sep": KEY_SEP,
-            "relation_sep": RELATION_SEP,
-            "ids": batch.ids,
-            "rows": batch.rows,
-            "relations": batch.relations,
-        },
-    )
+    """Replace the batch's images in the store; returns (nodes, relationships) created.
+
+    The delete runs only when one indexed read finds some of the images already stored (a
+    re-load, a resume); a first load of new images skips it. A read takes no write lock and
+    was measured cheaper than a delete that finds nothing (2 ms against 2-12 ms per 500 ids
+    at 20,000 images).
+    """
+    present = store.read(catalog.get("load/existing_images"), {"ids": batch.ids})
+    if present:
+        store.write(catalog.get("load/delete_images"), {"ids": [r["id"] for r in present]})
+    result = store.write(catalog.get("load/create_images"), batch.create_params())
     return result.nodes_created, result.relationships_created
 
 
