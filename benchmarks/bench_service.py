@@ -7,7 +7,8 @@ service process (``covr serve``) and this script's direct-library baseline use t
 Measured:
 
 1. **Service overhead** (same run, same requests): for every request of a pool, the library call
-   (``RelatedLookup.related`` / ``get_scene_graph`` in this process) and the same request over
+   (``RelatedLookup.related``, ``generate_for_image`` over ``StoreRelated``, ``get_scene_graph``
+   in this process) and the same request over
    gRPC (one client) are timed back to back, alternating which goes first so store caches favour
    neither. Reported: p50 of each and the median of the paired differences.
 2. **Load**: for each client count, that many client *processes* (spawned, each with its own
@@ -45,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CALL_TIMEOUT_S = 30.0
 REFUSED_BACKOFF_S = 0.02
+KINDS = ("related", "questions", "scene_graph")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -91,8 +93,10 @@ class RssSampler(threading.Thread):
 # ---------------------------------------------------------------------------- requests
 
 
-def make_pool(store: Any, settings: Any, size: int, seed: int) -> list[dict[str, Any]]:
-    """Related-image and scene-graph requests over random images of the store."""
+def make_pool(
+    store: Any, settings: Any, size: int, seed: int, *, questions: bool
+) -> list[dict[str, Any]]:
+    """Related-image, question and scene-graph requests over random images of the store."""
     from covr.graph import catalog
     from covr.related.lookup import RelatedLookup
 
@@ -112,14 +116,24 @@ def make_pool(store: Any, settings: Any, size: int, seed: int) -> list[dict[str,
         if subgraphs:
             g = rng.choice(subgraphs[:50])
             pool.append({"rpc": "related", "key": g.key, "seed": rng.randrange(1 << 30)})
+            if questions:
+                pool.append(
+                    {"rpc": "questions", "image_id": image_id, "seed": rng.randrange(1 << 30)}
+                )
         pool.append({"rpc": "scene_graph", "image_id": image_id})
     return pool
 
 
 def _grpc_call(stub: Any, request: dict[str, Any], seed_offset: int) -> None:
-    from covr_client._proto import related_pb2, scene_pb2, store_pb2
+    from covr_client._proto import questions_pb2, related_pb2, scene_pb2, store_pb2
 
-    if request["rpc"] == "related":
+    if request["rpc"] == "questions":
+        message_q = questions_pb2.GenerateQuestionsRequest(
+            image_id=request["image_id"], seed=request["seed"] + seed_offset, count=1000
+        )
+        for _ in stub.GenerateQuestions(message_q, timeout=CALL_TIMEOUT_S):
+            pass
+    elif request["rpc"] == "related":
         message = related_pb2.FindRelatedImagesRequest(
             subgraph=scene_pb2.SubgraphRef(key=request["key"]),
             seed=request["seed"] + seed_offset,
@@ -141,7 +155,7 @@ def client_worker(
 
     from covr_client._proto import service_pb2_grpc
 
-    latencies: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    latencies: dict[str, list[float]] = {k: [] for k in KINDS}
     codes: Counter[str] = Counter()
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
@@ -177,14 +191,18 @@ def overhead(
     """Paired library-vs-RPC timings of the same requests, alternating the order."""
     import grpc
 
+    from covr.questions.generate import generate_for_image
+    from covr.questions.store_source import StoreRelated
     from covr.related.lookup import RelatedLookup
-    from covr_client._proto import service_pb2_grpc
+    from covr.service.servicer import _generation_options
+    from covr_client._proto import questions_pb2, service_pb2_grpc
     from covr_loaders.readback import get_scene_graph
 
     lookup = RelatedLookup(store, settings=settings)
-    direct: dict[str, list[float]] = {"related": [], "scene_graph": []}
-    remote: dict[str, list[float]] = {"related": [], "scene_graph": []}
-    diffs: dict[str, list[float]] = {"related": [], "scene_graph": []}
+    provider = StoreRelated(lookup)
+    direct: dict[str, list[float]] = {k: [] for k in KINDS}
+    remote: dict[str, list[float]] = {k: [] for k in KINDS}
+    diffs: dict[str, list[float]] = {k: [] for k in KINDS}
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
         end = time.monotonic() + seconds
@@ -194,7 +212,13 @@ def overhead(
             seed_offset = 10_000_000 + (i // len(pool)) * 1_000_003  # fresh seeds per cycle
 
             def library(request: dict[str, Any] = request, seed_offset: int = seed_offset) -> None:
-                if request["rpc"] == "related":
+                if request["rpc"] == "questions":
+                    message = questions_pb2.GenerateQuestionsRequest(
+                        image_id=request["image_id"], seed=request["seed"] + seed_offset
+                    )
+                    options = _generation_options(settings, message, "train")
+                    generate_for_image(provider, options, request["image_id"])
+                elif request["rpc"] == "related":
                     lookup.related(request["key"], seed=request["seed"] + seed_offset, limit=20)
                 else:
                     get_scene_graph(store, request["image_id"])
@@ -217,7 +241,9 @@ def overhead(
             "n": len(diffs[kind]),
             "library_p50_ms": percentile(direct[kind], 0.5) * 1000,
             "rpc_p50_ms": percentile(remote[kind], 0.5) * 1000,
-            "overhead_p50_ms": statistics.median(diffs[kind]) * 1000 if diffs[kind] else None,
+            "overhead_p50_ms": statistics.median(diffs[kind]) * 1000
+            if diffs[kind]
+            else float("nan"),
         }
         for kind in direct
     }
@@ -245,7 +271,7 @@ def load_phase(
     for r in results:
         codes.update(r["codes"])
     out["codes"] = dict(codes)
-    for kind in ("related", "scene_graph"):
+    for kind in KINDS:
         lat = [x for r in results for x in r["latencies"][kind]]
         out[kind] = {
             "ok": len(lat),
@@ -268,6 +294,9 @@ def main() -> int:
     parser.add_argument("--pool", type=int, default=400)
     parser.add_argument("--max-concurrent", type=int, default=8)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--no-questions", action="store_true", help="leave question generation out of the pool"
+    )
     args = parser.parse_args()
 
     from covr.graph import open_store
@@ -298,7 +327,7 @@ def main() -> int:
                 batch_images=settings.load_batch_images,
             )
             report["load_s"] = round(time.perf_counter() - began, 1)
-            pool = make_pool(store, settings, args.pool, seed=7)
+            pool = make_pool(store, settings, args.pool, seed=7, questions=not args.no_questions)
             port = free_port()
             server = subprocess.Popen(
                 [*covr, "serve", "--port", str(port), "--no-samples"],
@@ -345,18 +374,18 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     o = report["overhead"]
     print("\nservice overhead (paired, 1 client):")
-    for kind in ("related", "scene_graph"):
+    for kind in KINDS:
         print(
             f"  {kind:12s} library p50 {o[kind]['library_p50_ms']:.2f} ms  rpc p50 "
-            f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms  (n={o[kind]['n']})"
+            f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms"
+            f"  (n={o[kind]['n']})"
         )
-    print("\nload (client processes, requests/s, p50/p99 ms, codes):")
+    print("\nload (client processes; per RPC: requests/s, p50/p99 ms; status codes; server RSS):")
     for p in report["phases"]:
-        r, s = p["related"], p["scene_graph"]
-        print(
-            f"  {p['clients']:2d} clients: related {r['per_s']:.1f}/s {r['p50_ms']:.1f}/{r['p99_ms']:.1f}  "
-            f"scene_graph {s['per_s']:.1f}/s {s['p50_ms']:.1f}/{s['p99_ms']:.1f}  {p['codes']}  rss {p['rss']}"
-        )
+        parts = [
+            f"{k} {p[k]['per_s']:.2f}/s {p[k]['p50_ms']:.1f}/{p[k]['p99_ms']:.1f}" for k in KINDS
+        ]
+        print(f"  {p['clients']:2d} clients: {'  '.join(parts)}  {p['codes']}  rss {p['rss']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0

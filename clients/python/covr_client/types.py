@@ -451,7 +451,11 @@ def _program(msg: questions_pb2.Program) -> tuple[ProgramStep, ...]:
 
 @dataclass(frozen=True)
 class Example:
-    """One generated question with its images, answer and executable program."""
+    """One generated question with its images, answer, executable program and provenance.
+
+    ``signatures`` maps every shown image to the edit signatures that brought it (empty: the
+    image contains the subgraph). ``subgraphs`` maps roles (``g``, ``g2``) to subgraph keys.
+    """
 
     qid: str
     utterance: str
@@ -461,11 +465,15 @@ class Example:
     program: tuple[ProgramStep, ...]
     properties: tuple[str, ...]
     source_image: str
-    subgraph_keys: tuple[str, ...]
-    edit_signatures: Mapping[str, str]
+    subgraphs: Mapping[str, str]
+    signatures: Mapping[str, tuple[str, ...]]
     seed: int
     generator_version: str
     template: str
+    paper_template: str
+    answer_type: str
+    split: str
+    structure: tuple[int, ...]
 
     @classmethod
     def from_proto(cls, msg: questions_pb2.Example) -> Example:
@@ -481,9 +489,13 @@ class Example:
             program=_program(msg.program),
             properties=tuple(msg.properties),
             source_image=p.source_image,
-            subgraph_keys=tuple(p.subgraph_keys),
-            edit_signatures=dict(p.edit_signatures),
+            subgraphs=dict(p.subgraphs),
+            signatures={s.image_id: tuple(s.signatures) for s in p.signatures},
             seed=p.seed,
             generator_version=p.generator_version,
             template=p.template,
+            paper_template=p.paper_template,
+            answer_type=p.answer_type,
+            split=p.split,
+            structure=tuple(p.structure),
         )

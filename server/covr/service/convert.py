@@ -8,7 +8,8 @@ request path of the offending field (``scene_graph.objects[2].name``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from covr.scene.model import (
     Box,
@@ -30,7 +31,7 @@ from covr.scene.subgraph import (
 )
 from covr.scene.text import describe
 from covr.service.errors import FieldViolation, InvalidArgument
-from covr_client._proto import scene_pb2
+from covr_client._proto import questions_pb2, scene_pb2
 
 MAX_SUBGRAPH_PARTS = 32
 """More parts than any valid subgraph can have (DESIGN §4); refused before the rules run."""
@@ -269,3 +270,53 @@ def subgraph_to_proto(g: Subgraph) -> scene_pb2.Subgraph:
 
 def subgraphs_to_proto(subgraphs: Iterable[Subgraph]) -> list[scene_pb2.Subgraph]:
     return [subgraph_to_proto(g) for g in subgraphs]
+
+
+def _program(steps: Sequence[Mapping[str, Any]]) -> questions_pb2.Program:
+    out = questions_pb2.Program()
+    for step in steps:
+        row = out.steps.add(
+            operation=str(step["operation"]),
+            dependencies=[int(d) for d in step.get("dependencies", [])],
+        )
+        for argument in step.get("arguments", []):
+            if isinstance(argument, list):
+                row.arguments.add(program=_program(argument))
+            elif isinstance(argument, int) and not isinstance(argument, bool):
+                row.arguments.add(number=argument)
+            else:
+                row.arguments.add(text=str(argument))
+    return out
+
+
+def example_to_proto(example: Mapping[str, Any]) -> questions_pb2.Example:
+    """One example of the question engine (docs/questions.md §4) as a message."""
+    out = questions_pb2.Example(
+        qid=example["qid"],
+        utterance=example["utterance"],
+        scenes=list(example["scenes"]),
+        pattern_name=example["pattern_name"],
+        program=_program(example["program"]),
+        properties=[str(p) for p in example.get("properties", [])],
+    )
+    answer = example["answer"]
+    if isinstance(answer, bool):
+        out.answer.bool_value = answer
+    elif isinstance(answer, int):
+        out.answer.number_value = answer
+    else:
+        out.answer.text_value = str(answer)
+    p = out.provenance
+    p.source_image = example["source_image"]
+    p.subgraphs.update({str(k): str(v) for k, v in example.get("subgraphs", {}).items()})
+    signatures = example.get("signatures", {})
+    for image_id in example["scenes"]:
+        p.signatures.add(image_id=image_id, signatures=list(signatures.get(image_id, [])))
+    p.seed = int(example["seed"])
+    p.generator_version = example["generator_version"]
+    p.template = example.get("template", "")
+    p.paper_template = example.get("paper_template", "")
+    p.answer_type = example.get("answer_type", "")
+    p.split = example.get("split", "")
+    p.structure.extend(int(x) for x in example.get("structure", []))
+    return out

@@ -26,6 +26,7 @@ from covr.graph.errors import (
     QueryTimeout,
     StoreUnavailable,
 )
+from covr.questions.errors import GenerationError, TemplateError
 from covr.related.lookup import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.scene.model import SceneGraphError
 from covr.scene.subgraph import SubgraphError
@@ -96,6 +97,8 @@ DOMAIN_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (UnknownSubgraph, grpc.StatusCode.NOT_FOUND),
     (StatsMissing, grpc.StatusCode.FAILED_PRECONDITION),
     (RelatedError, grpc.StatusCode.INVALID_ARGUMENT),
+    (GenerationError, grpc.StatusCode.INVALID_ARGUMENT),
+    (TemplateError, grpc.StatusCode.INVALID_ARGUMENT),
     (GraphError, grpc.StatusCode.INTERNAL),
 )
 """Exceptions of other rooms, most specific first; anything else is ``INTERNAL``."""
@@ -157,6 +160,11 @@ def status_for(exc: BaseException, method: str = "") -> grpc.Status:
         exc, UnknownImage | UnknownSubgraph | StatsMissing
     ):
         violation = FieldViolation(exc.field, exc.message)
+        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
+    if isinstance(exc, GenerationError | TemplateError):
+        where = exc.field if isinstance(exc, GenerationError) else "templates"
+        where = {"image": "image_id"}.get(where, where)
+        violation = FieldViolation(where, exc.message)
         return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
     for cls, code in DOMAIN_CODES:
         if isinstance(exc, cls):

@@ -4,7 +4,8 @@ Each room is optional here: a server whose build does not contain a room's publi
 answers its RPCs with ``FAILED_PRECONDITION`` ("not available yet"). The servicer never contains
 business logic; it validates, converts and calls what this object holds.
 
-Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md).
+Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md) and question
+generation (``covr.questions`` over the same lookup through ``StoreRelated``, docs/questions.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from covr.graph.store import GraphStore
+from covr.questions.store_source import StoreRelated
 from covr.related.lookup import RelatedLookup
 from covr.settings import Settings
 
@@ -24,7 +26,7 @@ class Rooms:
     related: RelatedLookup | None = None
     exclusivity: Any | None = None
     presence: Any | None = None
-    questions: Any | None = None
+    questions: StoreRelated | None = None
     models: Any | None = None
 
 
@@ -33,4 +35,5 @@ def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
 
     Created once per server, after any fork, so caches are shared by every RPC.
     """
-    return Rooms(related=RelatedLookup(store, settings=settings))
+    lookup = RelatedLookup(store, settings=settings)
+    return Rooms(related=lookup, questions=StoreRelated(lookup))

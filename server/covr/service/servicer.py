@@ -20,7 +20,13 @@ import grpc
 from covr.graph import catalog, name_stats
 from covr.graph.report import COUNT_FIELDS, store_stats
 from covr.graph.store import GraphStore
-from covr.related.lookup import RelatedResult
+from covr.questions.generate import (
+    MAX_SEED,
+    GenerationOptions,
+    check_images,
+    generate_for_image,
+)
+from covr.related.lookup import RelatedResult, enumeration_options
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
@@ -299,12 +305,26 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         violations = convert.check_text(request.split, "split", required=False)
         for i, name in enumerate(request.templates):
             violations += convert.check_text(name, f"templates[{i}]")
+        if request.seed > MAX_SEED:
+            violations.append(FieldViolation("seed", f"must be at most {MAX_SEED}"))
         if violations:
             raise InvalidArgument(violations[:100])
-        self._page_size(request.count, "count")
-        if self.rooms.questions is None:
+        count = self._page_size(request.count, "count")
+        provider = self.rooms.questions
+        if provider is None:
             raise NotAvailableYet("question generation")
-        yield from ()
+        if source == "subgraph":
+            raise NotAvailableYet("question generation for a given subgraph (use image_id)")
+        with self.deadlines.scope(context):
+            scene = self._scene_graph(request.image_id)
+            options = _generation_options(self.settings, request, request.split or scene.split)
+            check_images(provider, options, [scene.image_id])
+            examples = generate_for_image(provider, options, scene.image_id)
+        gone = cancelled_event(context)
+        for example in examples[:count]:
+            if gone.is_set():
+                return
+            yield convert.example_to_proto(example)
 
 
 @dataclass(frozen=True)
@@ -358,6 +378,24 @@ class _RelatedQuery:
                 {**self.bound(result.query.key), "offset": result.next_offset}
             )
         return out
+
+
+def _generation_options(
+    settings: Settings, request: questions_pb2.GenerateQuestionsRequest, split: str
+) -> GenerationOptions:
+    """The engine's options: request fields plus the ``COVR_QUESTIONS_*`` settings."""
+    return GenerationOptions(
+        split=split,
+        seed=request.seed,
+        templates=tuple(request.templates),
+        subgraphs_per_image=settings.questions_subgraphs_per_image,
+        max_distance=settings.questions_max_distance,
+        per_signature=settings.questions_per_signature,
+        positives_limit=settings.questions_positives,
+        flip_attempts=settings.questions_flip_attempts,
+        max_combos=settings.questions_max_combos,
+        enumeration=enumeration_options(settings),
+    )
 
 
 _NODE_TYPES = frozenset(

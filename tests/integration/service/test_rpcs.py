@@ -237,7 +237,7 @@ def test_pending_rpcs_validate_then_answer_failed_precondition(client: Client) -
     with pytest.raises(FailedPreconditionError):
         client.model_info()
     with pytest.raises(FailedPreconditionError):
-        next(client.generate_questions(image_id="gqa:2370799", count=3))
+        next(client.generate_questions(subgraph="man-(wearing)->hat", count=3))
 
 
 def test_pending_rpcs_refuse_bad_input_with_field_violations(client: Client) -> None:
@@ -378,3 +378,58 @@ def test_import_refuses_ids_that_would_crash_the_store(server: TestServer, clien
     assert result.written == 1
     assert client.get_scene_graph("svc:" + "x" * 256).original_id == "x" * 256
     assert server.store.health().details.get("restarts") == restarts
+
+
+# ---------------------------------------------------------------------- questions
+
+
+def test_generated_questions_equal_the_engine_on_the_same_store(
+    server: TestServer, client: Client
+) -> None:
+    from covr.questions.generate import check_images, generate_for_image
+    from covr.questions.store_source import StoreRelated
+    from covr.related.lookup import RelatedLookup
+    from covr.service.servicer import _generation_options
+
+    settings = server.service.settings
+    provider = StoreRelated(RelatedLookup(server.store, settings=settings))
+    produced = 0
+    for image_id in ("gqa:2370799", "gqa:2354786"):
+        request = questions_pb2.GenerateQuestionsRequest(image_id=image_id, seed=5)
+        options = _generation_options(settings, request, "val")
+        check_images(provider, options, [image_id])
+        expected = generate_for_image(provider, options, image_id)
+        got = list(client.generate_questions(image_id=image_id, seed=5, count=1000))
+        assert [e.qid for e in got] == [e["qid"] for e in expected]
+        for example, source in zip(got, expected, strict=True):
+            assert example.utterance == source["utterance"]
+            assert list(example.scenes) == source["scenes"]
+            assert example.answer == source["answer"]
+            assert type(example.answer) is type(source["answer"])
+            assert example.source_image == image_id
+            assert dict(example.subgraphs) == source["subgraphs"]
+            assert {k: list(v) for k, v in example.signatures.items()} == source["signatures"]
+            assert len(example.program) == len(source["program"])
+            assert example.seed == 5
+        produced += len(got)
+    assert produced > 0
+
+
+def test_generate_questions_count_templates_and_errors(client: Client) -> None:
+    some = list(client.generate_questions(image_id="gqa:2370799", seed=1, count=2))
+    assert len(some) <= 2
+    if some:
+        only = some[0].template
+        same = list(client.generate_questions(image_id="gqa:2370799", seed=1, templates=[only]))
+        assert {e.template for e in same} == {only}
+    with pytest.raises(NotFoundError):
+        next(client.generate_questions(image_id="gqa:missing"))
+    with pytest.raises(InvalidArgumentError) as err:
+        next(client.generate_questions(image_id="gqa:2370799", templates=["no_such_template"]))
+    assert err.value.field_violations[0].field == "templates"
+    with pytest.raises(InvalidArgumentError) as err:
+        next(client.generate_questions(image_id="gqa:2370799", seed=2**63))
+    assert err.value.field_violations[0].field == "seed"
+    with pytest.raises(InvalidArgumentError) as err:
+        next(client.generate_questions(image_id="gqa:2370799", split="train"))
+    assert err.value.field_violations[0].field == "image_id"

@@ -21,6 +21,10 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class GenerateQuestionsRequest(_message.Message):
+    """Examples generated from one source image (its sampled subgraphs, their related images); the
+    same request (image, templates, seed, data) gives the same examples.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     IMAGE_ID_FIELD_NUMBER: _builtins.int
@@ -32,17 +36,18 @@ class GenerateQuestionsRequest(_message.Message):
     image_id: _builtins.str
     """questions about subgraphs of this image (source image)"""
     count: _builtins.int
-    """0 = server default"""
+    """at most this many examples; 0 = server default"""
     seed: _builtins.int
+    """0 .. 2^63-1"""
     split: _builtins.str
     """images are drawn from this split; empty = the source's"""
     @_builtins.property
     def subgraph(self) -> _scene_pb2.SubgraphRef:
-        """questions about this subgraph"""
+        """questions about this subgraph (not served yet: FAILED_PRECONDITION)"""
 
     @_builtins.property
     def templates(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """template names; empty = all"""
+        """template names (docs/questions.md); empty = all"""
 
     def __init__(
         self,
@@ -78,7 +83,7 @@ class ProgramStep(_message.Message):
     def arguments(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProgramArgument]: ...
     @_builtins.property
     def dependencies(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """0-based indices of earlier rows"""
+        """0-based indices of earlier rows; -1 inside a nested condition program = the quantified object"""
 
     def __init__(
         self,
@@ -224,7 +229,7 @@ class Provenance(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     @_typing.final
-    class EditSignaturesEntry(_message.Message):
+    class SubgraphsEntry(_message.Message):
         DESCRIPTOR: _descriptor.Descriptor
 
         KEY_FIELD_NUMBER: _builtins.int
@@ -244,35 +249,77 @@ class Provenance(_message.Message):
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
     SOURCE_IMAGE_FIELD_NUMBER: _builtins.int
-    SUBGRAPH_KEYS_FIELD_NUMBER: _builtins.int
-    EDIT_SIGNATURES_FIELD_NUMBER: _builtins.int
+    SUBGRAPHS_FIELD_NUMBER: _builtins.int
+    SIGNATURES_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     GENERATOR_VERSION_FIELD_NUMBER: _builtins.int
     TEMPLATE_FIELD_NUMBER: _builtins.int
+    PAPER_TEMPLATE_FIELD_NUMBER: _builtins.int
+    ANSWER_TYPE_FIELD_NUMBER: _builtins.int
+    SPLIT_FIELD_NUMBER: _builtins.int
+    STRUCTURE_FIELD_NUMBER: _builtins.int
     source_image: _builtins.str
     seed: _builtins.int
     generator_version: _builtins.str
     template: _builtins.str
+    paper_template: _builtins.str
+    answer_type: _builtins.str
+    split: _builtins.str
     @_builtins.property
-    def subgraph_keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def subgraphs(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """role ("g", "g2") -> subgraph key"""
+
     @_builtins.property
-    def edit_signatures(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """image id -> signature ("" for positives)"""
+    def signatures(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageSignatures]:
+        """per shown image, in scene order"""
+
+    @_builtins.property
+    def structure(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """[size, depth] of g"""
 
     def __init__(
         self,
         *,
         source_image: _builtins.str = ...,
-        subgraph_keys: _abc.Iterable[_builtins.str] | None = ...,
-        edit_signatures: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        subgraphs: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        signatures: _abc.Iterable[Global___ImageSignatures] | None = ...,
         seed: _builtins.int = ...,
         generator_version: _builtins.str = ...,
         template: _builtins.str = ...,
+        paper_template: _builtins.str = ...,
+        answer_type: _builtins.str = ...,
+        split: _builtins.str = ...,
+        structure: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["edit_signatures", b"edit_signatures", "generator_version", b"generator_version", "seed", b"seed", "source_image", b"source_image", "subgraph_keys", b"subgraph_keys", "template", b"template"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_type", b"answer_type", "generator_version", b"generator_version", "paper_template", b"paper_template", "seed", b"seed", "signatures", b"signatures", "source_image", b"source_image", "split", b"split", "structure", b"structure", "subgraphs", b"subgraphs", "template", b"template"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Provenance: _TypeAlias = Provenance  # noqa: Y015
+
+@_typing.final
+class ImageSignatures(_message.Message):
+    """The edit signatures that brought an image into an example (none = it contains g)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    SIGNATURES_FIELD_NUMBER: _builtins.int
+    image_id: _builtins.str
+    @_builtins.property
+    def signatures(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        image_id: _builtins.str = ...,
+        signatures: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image_id", b"image_id", "signatures", b"signatures"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageSignatures: _TypeAlias = ImageSignatures  # noqa: Y015
