@@ -202,7 +202,7 @@ class Settings(BaseSettings):
         default=5, ge=1, le=10_000, description="Default number of positive images returned."
     )
     related_batch_min: int = Field(
-        default=16,
+        default=8,
         ge=1,
         le=100_000,
         description="Candidate images verified per signature in a lookup's first round "
@@ -217,6 +217,30 @@ class Settings(BaseSettings):
         le=100_000,
         description="Longest name list passed as a query prefilter; longer ones are checked "
         "in Python only.",
+    )
+    related_direct_min_pool: int = Field(
+        default=256,
+        ge=0,
+        description="After the first sampled round, a signature with more candidates left than "
+        "this is matched directly from its rarest name's index instead.",
+    )
+    related_direct_max_nodes: int = Field(
+        default=2000,
+        ge=0,
+        description="When sampling, a direct match is only started from a name with at most "
+        "this many nodes (0: no limit).",
+    )
+    related_postings_max_images: int = Field(
+        default=5000,
+        ge=0,
+        description="Candidate image lists are only fetched for names in at most this many "
+        "images (0: no limit); commoner names leave the pool wider.",
+    )
+    related_scan_budget: int = Field(
+        default=256,
+        ge=0,
+        description="When sampling, candidate images verified per lookup at most (0: no limit); "
+        "a rare signature may then return fewer than its cap.",
     )
     related_cache_results: int = Field(
         default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -38,6 +38,8 @@ _COMPOSITE = frozenset(
     {"condition", "names", "attributes", "relation_names", "relmod_names", "bound"}
 )
 _PROPERTIES = frozenset({"name", "attributes"})
+_LABELS = frozenset({"Object", "Relation", "RelMod"})
+_TYPES = frozenset({"SUBJ", "OBJ", "MOD"})
 
 
 class BuilderError(ValueError):
@@ -94,6 +96,8 @@ def render(name: str, **values: str) -> str:
     if wanted != set(values):
         raise BuilderError(f"fragment {name} needs {sorted(wanted)}, got {sorted(values)}")
     for key, value in values.items():
+        if (key == "label" and value in _LABELS) or (key == "type" and value in _TYPES):
+            continue
         if key not in _COMPOSITE and not _IDENTIFIER.match(value):
             raise BuilderError(f"fragment {name}: {key}={value!r} is not an identifier")
         if key == "prop" and value not in _PROPERTIES:
@@ -161,7 +165,17 @@ def _clause(head: str, conditions: list[str]) -> str:
 
 
 def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[str, dict[str, Any]]:
-    """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values)."""
+    """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values); memoized, since a
+    lookup builds the same branches round after round."""
+    text, params = _branch_text(g, tuple(sorted(rules.items())), prefix)
+    return text, dict(params)
+
+
+@lru_cache(maxsize=4096)
+def _branch_text(
+    g: Subgraph, frozen_rules: tuple[tuple[str, Rule], ...], prefix: str
+) -> tuple[str, dict[str, Any]]:
+    rules = dict(frozen_rules)
     if not _IDENTIFIER.match(prefix):
         raise BuilderError(f"bad prefix {prefix!r}")
     missing = set(positions(g)) - set(rules)
@@ -251,3 +265,105 @@ def union_query(branches: Sequence[Branch]) -> tuple[str, dict[str, Any]]:
 def position_kind(position: str) -> str:
     """``object``, ``attribute``, ``relation`` or ``relmod``."""
     return parse_position(position)[0]
+
+
+@dataclass(frozen=True)
+class AnchoredBranch:
+    """A direct branch: ``g``'s shape under ``rules``, started from the index of ``anchor``'s name.
+
+    It returns the distinct images that match (an exact candidate pool), not the names.
+    """
+
+    g: Subgraph
+    rules: Mapping[str, Rule]
+    anchor: str
+    split: str | None
+    tag: int
+
+
+def _nodes(g: Subgraph) -> dict[str, list[tuple[str, str, str]]]:
+    """The subgraph as a node graph: ``node -> [(neighbour, edge type, direction)]``."""
+    adjacent: dict[str, list[tuple[str, str, str]]] = {f"o{i}": [] for i in range(len(g.objects))}
+
+    def link(a: str, edge: str, b: str) -> None:
+        adjacent.setdefault(a, []).append((b, edge, "out"))
+        adjacent.setdefault(b, []).append((a, edge, "in"))
+
+    for j, rel in enumerate(g.relations):
+        link(f"o{rel.subject}", "SUBJ", f"r{j}")
+        link(f"r{j}", "OBJ", f"o{rel.object}")
+    for k, mod in enumerate(g.relmods):
+        link(f"r{mod.relation}", "MOD", f"m{k}")
+        link(f"m{k}", "OBJ", f"o{mod.object}")
+    return adjacent
+
+
+_LABEL_OF = {"o": "Object", "r": "Relation", "m": "RelMod"}
+_POSITION_OF = {"o": "object", "r": "relation", "m": "relmod"}
+
+
+def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
+    """One direct branch: walk ``g`` outward from the anchor node, one edge per MATCH.
+
+    Each step is followed by ``WITH`` so that FalkorDB keeps the order (it otherwise starts
+    from whichever name index it likes); the image comes last.
+    """
+    g, rules = branch.g, branch.rules
+    kind, index = parse_position(branch.anchor)
+    if kind == "attribute" or rules[branch.anchor].op != "eq":
+        raise BuilderError("the anchor must be a fixed object, relation or rel-mod name")
+    params: dict[str, Any] = {}
+    start = f"{kind[0]}{index}"
+    adjacent = _nodes(g)
+
+    def conditions(node: str, bound_objects: list[str]) -> list[str]:
+        letter, number = node[0], int(node[1:])
+        pos = f"{_POSITION_OF[letter]}@{number}"
+        out = _conditions(node, "name", rules[pos], f"{prefix}_{node}", params)
+        if letter == "o":
+            if g.objects[number].attribute is not None:
+                out += _conditions(
+                    node, "attribute", rules[f"attribute@{number}"], f"{prefix}_a{number}", params
+                )
+            out += [render("distinct", a=node, b=other) for other in bound_objects]
+        return out
+
+    bound = [start]
+    objects = [start] if start.startswith("o") else []
+    clauses = [_clause(render("anchor", v=start, label=_LABEL_OF[start[0]]), conditions(start, []))]
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for other, edge, direction in adjacent[node]:
+            if other in bound:
+                continue
+            clauses.append(render("with", bound=", ".join(bound)))
+            name = "hop_out" if direction == "out" else "hop_in"
+            head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
+            clauses.append(_clause(head, conditions(other, list(objects))))
+            bound.append(other)
+            if other.startswith("o"):
+                objects.append(other)
+            queue.append(other)
+    clauses.append(render("with", bound=", ".join(bound)))
+    image_conditions = []
+    if branch.split is not None:
+        params[f"{prefix}_split"] = branch.split
+        image_conditions.append(render("split", p=f"{prefix}_split"))
+    clauses.append(_clause(render("image_of", o="o0"), image_conditions))
+    clauses.append(render("return_ids", tag=f"{prefix}_tag"))
+    params[f"{prefix}_tag"] = branch.tag
+    return "\n".join(clauses), params
+
+
+def anchored_query(branches: Sequence[AnchoredBranch]) -> tuple[str, dict[str, Any]]:
+    """Direct branches joined with ``UNION ALL`` (parameters ``$d<n>_*``)."""
+    if not branches:
+        raise BuilderError("a query needs at least one branch")
+    texts: list[str] = []
+    params: dict[str, Any] = {}
+    for n, branch in enumerate(branches):
+        text, own = anchored_branch_text(branch, f"d{n}")
+        texts.append(text)
+        params.update(own)
+    return f"\n{render('union')}\n".join(texts), params

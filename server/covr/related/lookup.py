@@ -42,7 +42,14 @@ import numpy.typing as npt
 
 from covr.graph import catalog, name_stats
 from covr.graph.store import GraphStore
-from covr.related.cypher_path import Branch, Rule, exact_rules, union_query
+from covr.related.cypher_path import (
+    AnchoredBranch,
+    Branch,
+    Rule,
+    anchored_query,
+    exact_rules,
+    union_query,
+)
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity, default_exclusivity
 from covr.related.reference import Distractor, PresenceFilter, contains, no_presence_filter
 from covr.scene.edits import (
@@ -156,28 +163,15 @@ def enumeration_options(settings: Settings) -> EnumerationOptions:
 
 # -- seeded order ------------------------------------------------------------------------------
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-
 
 def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _mix(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """splitmix64's finalizer, vectorized: a bijection that scrambles every bit."""
-    z = values.copy()
-    z ^= z >> np.uint64(30)
-    z *= np.uint64(0xBF58476D1CE4E5B9)
-    z ^= z >> np.uint64(27)
-    z *= np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    return z
-
-
 class _Stream:
     """Image indices of a pool, handed out in the order of their seeded keys."""
 
-    def __init__(self, pool: IdArray, keys: npt.NDArray[np.uint64]) -> None:
+    def __init__(self, pool: IdArray, keys: IdArray) -> None:
         self.pool = pool
         self.keys = keys
         self.cursor = 0
@@ -186,6 +180,13 @@ class _Stream:
     @property
     def exhausted(self) -> bool:
         return self.cursor >= len(self.pool)
+
+    def remaining(self) -> int:
+        return len(self.pool) - self.cursor
+
+    def seen(self) -> IdArray:
+        """The indices handed out so far."""
+        return self._sorted[: self.cursor]
 
     def take(self, n: int) -> IdArray:
         end = min(len(self.pool), self.cursor + n)
@@ -200,6 +201,57 @@ class _Stream:
         return out
 
 
+class _WholeStream:
+    """Every image of a split in the same seeded order as :class:`_Stream`, without sorting:
+    walking the fixed permutation from the seeded start costs only what is handed out."""
+
+    def __init__(self, table: _Images, start: int, split_code: int | None) -> None:
+        self.table = table
+        self.start = start
+        self.mask = None if split_code is None else table.splits == split_code
+        self.size = len(table.ids) if self.mask is None else int(self.mask.sum())
+        self.cursor = 0
+        self.walked = 0
+        self._handed: list[IdArray] = []
+
+    @property
+    def exhausted(self) -> bool:
+        return self.cursor >= self.size
+
+    def remaining(self) -> int:
+        return self.size - self.cursor
+
+    def seen(self) -> IdArray:
+        if not self._handed:
+            return np.empty(0, dtype=np.int64)
+        return np.concatenate(self._handed)
+
+    def take(self, n: int) -> IdArray:
+        total = len(self.table.ids)
+        parts: list[IdArray] = []
+        got = 0
+        while got < n and self.walked < total:
+            chunk = min(total - self.walked, max(2 * (n - got), 64))
+            steps = (self.start + self.walked + np.arange(chunk, dtype=np.int64)) % total
+            found: IdArray = self.table.perm[steps]
+            if self.mask is not None:
+                keep = np.flatnonzero(self.mask[found])
+                found = found[keep]
+                steps = steps[keep]
+            if got + len(found) > n:
+                found = found[: n - got]
+                steps = steps[: n - got]
+                self.walked = int((steps[-1] - self.start) % total) + 1
+            else:
+                self.walked += chunk
+            parts.append(found)
+            got += len(found)
+        out = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        self._handed.append(out)
+        self.cursor += len(out)
+        return out
+
+
 class _Images:
     """Every image id of the store with its split and a per-image base hash (one generation)."""
 
@@ -211,14 +263,11 @@ class _Images:
         self.split_codes = {name: code for code, name in enumerate(names)}
         self.splits = np.array([self.split_codes[str(r["split"])] for r in rows], dtype=np.int64)
         self.base = np.array([_hash64(i) for i in self.ids], dtype=np.uint64)
-
-    def all(self, split: str | None) -> IdArray:
-        if split is None:
-            return np.arange(len(self.ids), dtype=np.int64)
-        code = self.split_codes.get(split)
-        if code is None:
-            return np.empty(0, dtype=np.int64)
-        return np.flatnonzero(self.splits == code).astype(np.int64)
+        # A fixed pseudo-random permutation of all images (by hash of the id); a seeded order is
+        # this permutation rotated to a start drawn from (seed, salt). Cheap for any pool size.
+        self.perm: IdArray = np.argsort(self.base, kind="stable").astype(np.int64)
+        self.rank: IdArray = np.empty(len(self.ids), dtype=np.int64)
+        self.rank[self.perm] = np.arange(len(self.ids), dtype=np.int64)
 
     def in_split(self, pool: IdArray, split: str | None) -> IdArray:
         if split is None:
@@ -229,9 +278,19 @@ class _Images:
         kept: IdArray = pool[self.splits[pool] == code]
         return kept
 
-    def stream(self, pool: IdArray, seed: int, salt: str) -> _Stream:
-        key = np.uint64(_hash64(f"{seed}\x1f{salt}"))
-        return _Stream(pool, _mix(self.base[pool] ^ key))
+    def start(self, seed: int, salt: str) -> int:
+        return _hash64(f"{seed}\x1f{salt}") % max(1, len(self.ids))
+
+    def stream(
+        self, pool: IdArray | None, seed: int, salt: str, split: str | None
+    ) -> _Stream | _WholeStream:
+        """``pool`` in the seeded order; ``None`` = every image of ``split``."""
+        start = self.start(seed, salt)
+        if pool is None:
+            code = None if split is None else self.split_codes.get(split, -1)
+            return _WholeStream(self, start, code)
+        keys: IdArray = (self.rank[pool] - start) % max(1, len(self.ids))
+        return _Stream(pool, keys)
 
 
 class _LRU(OrderedDict[K, V]):
@@ -267,14 +326,18 @@ _ANCHOR_ENOUGH = 256
 class _SigState:
     """One signature (or the positives, signature ``""``) during a lookup."""
 
+    g: Subgraph
     signature: str
     changed: tuple[str, ...]
     rules: dict[str, Rule]
-    stream: _Stream
+    stream: _Stream | _WholeStream
     target: int | None
     batch: int
     found: list[Distractor]
     positives: list[str]
+    anchor: str | None = None
+    salt: str = ""
+    exact: bool = False
     done: bool = False
 
 
@@ -461,6 +524,14 @@ class RelatedLookup:
     def _resolve(value: int | Default | None, default: int) -> int | None:
         return default if isinstance(value, Default) else value
 
+    def warm(self) -> None:
+        """Read the image table and the vocabularies now (a service calls this at start)."""
+        with self._lock:
+            self._refresh_generation()
+            self._table()
+            for node_type in ("object", "attribute", "relation", "relmod"):
+                self._vocabulary(node_type, None)
+
     def clear_cache(self) -> None:
         """Forget every cached result, image list and vocabulary."""
         with self._lock:
@@ -530,7 +601,7 @@ class RelatedLookup:
             self._postings.put(key, hit)
         return hit
 
-    def _pool(self, g: Subgraph, fixed: Sequence[str], split: str | None) -> IdArray:
+    def _pool(self, g: Subgraph, fixed: Sequence[str], split: str | None) -> IdArray | None:
         """Images holding every fixed non-attribute name (rarest first), in ``split``."""
         table = self._table()
         typed = []
@@ -542,17 +613,21 @@ class RelatedLookup:
             images = self._vocabulary(kind, split).get(name, (0, 0))[0]
             typed.append((images, kind, name))
         if not typed:
-            return table.all(split)
+            return None
         typed.sort()
         if typed[0][0] == 0:
             return np.empty(0, dtype=np.int64)
         pool: IdArray | None = None
-        for _, kind, name in typed:
+        cap = self.settings.related_postings_max_images
+        for images, kind, name in typed:
             if pool is not None and len(pool) <= _ANCHOR_ENOUGH:
                 break
+            if cap and images > cap:
+                break  # fetching a very common name's image list costs more than it saves
             ids = self._posting(kind, name)
             pool = ids if pool is None else np.intersect1d(pool, ids, assume_unique=True)
-        assert pool is not None
+        if pool is None:
+            return None
         return table.in_split(pool, split)
 
     # -- rules -----------------------------------------------------------------------------------
@@ -588,6 +663,60 @@ class RelatedLookup:
             return Rule("not_in", values=exclusive)
         return Rule("any")
 
+    def _anchor(self, g: Subgraph, fixed: Sequence[str]) -> str | None:
+        """The fixed non-attribute position whose name has the fewest nodes (None: none fixed)."""
+        best: tuple[int, str] | None = None
+        for pos in fixed:
+            kind = parse_position(pos)[0]
+            if kind == "attribute":
+                continue
+            nodes = self._vocabulary(kind, None).get(name_at(g, pos), (0, 0))[1]
+            if best is None or (nodes, pos) < best:
+                best = (nodes, pos)
+        return None if best is None else best[1]
+
+    def _wants_direct(self, state: _SigState) -> bool:
+        """After a sampled first round: switch a signature with a large remaining pool to an
+        exact, index-started match of its images (most signatures have few or no hits, and a
+        direct match proves that far cheaper than verifying the whole pool image by image)."""
+        remaining = state.stream.remaining()
+        if state.anchor is None or state.exact:
+            return False
+        if remaining <= self.settings.related_direct_min_pool:
+            return False
+        if state.target is None:
+            return True  # a full result: the exact pool is always cheaper than the scan
+        cap = self.settings.related_direct_max_nodes
+        kind = parse_position(state.anchor)[0]
+        name = name_at(state.g, state.anchor)
+        nodes = self._vocabulary(kind, None).get(name, (0, 0))[1]
+        return not cap or nodes <= cap
+
+    def _go_direct(
+        self, g: Subgraph, states: list[_SigState], split: str | None, seed: int
+    ) -> None:
+        if not states:
+            return
+        table = self._table()
+        branches = [
+            AnchoredBranch(g, s.rules, s.anchor, split, n)
+            for n, s in enumerate(states)
+            if s.anchor is not None
+        ]
+        query, params = anchored_query(branches)
+        pools: dict[int, list[int]] = defaultdict(list)
+        for row in self.store.read(query, params):
+            index = table.index.get(str(row["image_id"]))
+            if index is not None:
+                pools[int(row["tag"])].append(index)
+        for n, state in enumerate(states):
+            seen = state.stream.seen()
+            exact = np.setdiff1d(np.array(pools.get(n, []), dtype=np.int64), seen)
+            state.stream = table.stream(exact, seed, state.salt, split)
+            state.exact = True
+            if len(exact) == 0:
+                state.done = True
+
     # -- the lookup ------------------------------------------------------------------------------
 
     def _lookup(
@@ -618,14 +747,16 @@ class RelatedLookup:
         pos_target = target(positives_limit)
         states.append(
             _SigState(
+                g,
                 "",
                 (),
                 exact_rules(g),
-                table.stream(self._pool(g, all_positions, split), seed, ""),
+                table.stream(self._pool(g, all_positions, split), seed, "", split),
                 pos_target,
                 first_batch(pos_target),
                 [],
                 [],
+                anchor=self._anchor(g, all_positions),
             )
         )
         sig_target = target(per_signature)
@@ -644,34 +775,58 @@ class RelatedLookup:
                     continue
                 fixed = [p for p in all_positions if p not in changed]
                 pool = self._pool(g, fixed, split)
-                if len(pool) == 0:
+                if pool is not None and len(pool) == 0:
                     continue
                 states.append(
                     _SigState(
+                        g,
                         sig,
                         tuple(changed),
                         rules,
-                        table.stream(pool, seed, sig),
+                        table.stream(pool, seed, sig, split),
                         sig_target,
                         first_batch(sig_target),
                         [],
                         [],
+                        anchor=self._anchor(g, fixed),
+                        salt=sig,
                     )
                 )
         states = [states[0], *sorted(states[1:], key=lambda s: signature_sort_key(s.signature))]
         relaxed_rules = {p: self._relaxed_rule(g, p) for p in all_positions}
         relaxed_known: dict[str, bool] = {}
 
+        rounds = 0
+        spent = 0
+        budget = self.settings.related_scan_budget
         while True:
             active = [s for s in states if not s.done]
             if not active:
                 break
+            if rounds == 1:
+                self._go_direct(g, [s for s in active if self._wants_direct(s)], split, seed)
+            rounds += 1
             branches: list[Branch] = []
             batches: dict[int, list[str]] = {}
+            budgeted = [s for s in states if not s.done and s.target is not None]
+            share = None
+            if budget and budgeted:
+                if spent >= budget:
+                    for state in budgeted:
+                        state.done = True  # bounded effort: see docs/related.md §3
+                share = max(1, (budget - spent) // len(budgeted))
             for n, state in enumerate(states):
                 if state.done:
                     continue
-                ids = [table.ids[i] for i in state.stream.take(state.batch)]
+                size = (
+                    state.batch
+                    if share is None or state.target is None
+                    else min(state.batch, share)
+                )
+                taken = state.stream.take(size)
+                if state.target is not None:
+                    spent += len(taken)
+                ids = [table.ids[i] for i in taken]
                 state.batch = min(state.batch * 4, self.settings.related_batch_max)
                 if not ids:
                     state.done = True

@@ -1,0 +1,178 @@
+"""Related-image lookup benchmark (issue 4): Cypher path vs the in-memory reference matcher.
+
+For each scale (synthetic GQA-format data, 850 / 8,500 / 85,000 images = 0.01x / 0.1x / 1x GQA):
+write the file with the synthetic generator, load it with the real pipeline into a fresh embedded
+store (the load also refreshes the name statistics), draw ``--queries`` random subgraphs of mixed
+shapes (single, hop, chain, V; equal shares) from random images, and time
+``RelatedLookup.related(g, max_distance=2, per_signature=5, positives_limit=5)`` = positives +
+up to 5 distractors per edit signature at ED <= 2:
+
+- ``cold``: a new lookup object, empty caches (every candidate list is fetched from the store);
+- ``warm``: the same lookup again with another seed (result cache misses; candidate lists and
+  vocabulary cached, as in a running service).
+
+The baseline is the reference matcher (``covr.related.reference.related``) over all images in
+memory (its index built once, not timed), on the first ``--reference-queries`` subgraphs; the
+ratio compares medians on those same subgraphs. The machine is shared: numbers are noisy.
+
+Before timing, ``lookup.warm()`` reads the image table and the vocabularies once (what a service
+does at start; its time is reported as ``warm_up_s``).
+
+Run: ``.venv/bin/python benchmarks/bench_related.py [--scales 850 8500 85000] [--queries 200]
+[--reference-queries 200] [--work DIR] [--reuse] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from covr.graph import open_store
+from covr.related import reference
+from covr.related.exclusivity import default_exclusivity
+from covr.related.lookup import RelatedLookup, enumeration_options
+from covr.scene.enumerate import enumerate_subgraphs
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings
+from covr_loaders import synthetic
+from covr_loaders.jobs import gqa_job
+from covr_loaders.jsonio import ByteCounter
+from covr_loaders.writer import run_load
+
+SHAPES = ("single", "hop", "chain", "v")
+
+
+def settings_for(data_dir: Path) -> Settings:
+    return Settings(_env_file=None, data_dir=data_dir, graph_uri="")  # type: ignore[call-arg]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def pick_queries(
+    scenes: list[SceneGraph], count: int, seed: int, settings: Settings
+) -> list[Subgraph]:
+    """``count`` subgraphs, equal shares of each shape, from random images."""
+    rng = random.Random(seed)
+    options = enumeration_options(settings)
+    wanted = {
+        shape: count // len(SHAPES) + (i < count % len(SHAPES)) for i, shape in enumerate(SHAPES)
+    }
+    picked: dict[str, list[Subgraph]] = {shape: [] for shape in SHAPES}
+    tries = 0
+    while any(len(picked[s]) < wanted[s] for s in SHAPES) and tries < 50 * count:
+        tries += 1
+        by_shape: dict[str, list[Subgraph]] = {}
+        for g in enumerate_subgraphs(rng.choice(scenes), options):
+            by_shape.setdefault(g.shape, []).append(g)
+        for shape in SHAPES:
+            if len(picked[shape]) < wanted[shape] and by_shape.get(shape):
+                picked[shape].append(rng.choice(by_shape[shape]))
+    out = [g for i in range(count) for s in SHAPES if i < len(picked[s]) for g in [picked[s][i]]]
+    return out[:count]
+
+
+def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
+    work = args.work / f"related-{images}-{args.seed}"
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "train_sceneGraphs.json"
+    marker = work / "loaded.json"
+    reuse = args.reuse and marker.exists()
+    if not reuse:
+        synthetic.write("gqa", path, images=images, seed=args.seed, split="train")
+    settings = settings_for(work / "d")
+    job = gqa_job([path], "train", settings)
+    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
+    queries = pick_queries(scenes, args.queries, args.seed, settings)
+    out: dict[str, Any] = {"images": images, "queries": len(queries)}
+    out["shapes"] = {s: sum(g.shape == s for g in queries) for s in SHAPES}
+    with open_store(settings) as store:
+        if reuse:
+            out["load_s"] = json.loads(marker.read_text())["load_s"]
+        else:
+            store.clear()
+            store.apply_schema()
+            started = time.perf_counter()
+            summary = run_load(
+                store, job, data_dir=settings.data_dir, batch_images=settings.load_batch_images
+            )
+            out["load_s"] = round(time.perf_counter() - started, 1)
+            marker.write_text(json.dumps({"load_s": out["load_s"], "images": summary.images}))
+        lookup = RelatedLookup(store, settings=settings)
+        started = time.perf_counter()
+        lookup.warm()
+        out["warm_up_s"] = round(time.perf_counter() - started, 2)
+        passes: dict[str, list[float]] = {"cold": [], "warm": []}
+        sizes: list[int] = []
+        for name, seed in (("cold", 1), ("warm", 2)):
+            for g in queries:
+                t0 = time.perf_counter()
+                result = lookup.related(
+                    g, max_distance=2, per_signature=5, positives_limit=5, seed=seed
+                )
+                passes[name].append(time.perf_counter() - t0)
+                if name == "warm":
+                    sizes.append(len(result.distractors) + len(result.positives))
+        for name, times in passes.items():
+            out[f"{name}_p50_ms"] = round(1000 * statistics.median(times), 2)
+            out[f"{name}_p95_ms"] = round(1000 * pct(times, 0.95), 2)
+            out[f"{name}_max_ms"] = round(1000 * max(times), 2)
+        out["results_per_query_median"] = statistics.median(sizes)
+    exclusivity = default_exclusivity()
+    t0 = time.perf_counter()
+    index = reference.SceneIndex(scenes)
+    out["reference_index_s"] = round(time.perf_counter() - t0, 2)
+    ref_times: list[float] = []
+    subset = queries[: args.reference_queries]
+    for g in subset:
+        t0 = time.perf_counter()
+        reference.related(index, g, exclusivity, 2)
+        ref_times.append(time.perf_counter() - t0)
+    warm_subset = passes["warm"][: len(subset)]
+    cold_subset = passes["cold"][: len(subset)]
+    out["reference_queries"] = len(subset)
+    out["reference_p50_ms"] = round(1000 * statistics.median(ref_times), 2)
+    out["reference_p95_ms"] = round(1000 * pct(ref_times, 0.95), 2)
+    out["ratio_median_warm"] = round(
+        statistics.median(ref_times) / statistics.median(warm_subset), 1
+    )
+    out["ratio_median_cold"] = round(
+        statistics.median(ref_times) / statistics.median(cold_subset), 1
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[850, 8500, 85000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--reference-queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="Reuse a store loaded by an earlier run in --work (same scale and seed).",
+    )
+    args = parser.parse_args()
+    results = []
+    for images in args.scales:
+        row = bench_scale(images, args)
+        print(json.dumps(row), flush=True)
+        results.append(row)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+// fragment of the related-image match builder (covr.related.cypher_path); placeholders {{name}} take identifiers or rendered fragments
+// summary: one step of a direct branch along an edge entering a bound node
+MATCH ({{b}}:{{label}})-[:{{type}}]->({{a}})
