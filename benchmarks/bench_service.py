@@ -11,7 +11,7 @@ Measured:
    in this process) and the same request over
    gRPC (one client) are timed back to back, alternating which goes first so store caches favour
    neither. Reported: p50 of each and the median of the paired differences.
-2. **Load**: for each client count, that many client *processes* (spawned, each with its own
+2. **Load**: for each RPC (``--rpcs``) and client count, that many client *processes* (spawned, each with its own
    channel, no retries, 30 s deadline) send requests for ``--duration`` seconds: throughput,
    p50/p99 latency and status codes. The server runs with ``--max-concurrent`` RPCs
    (``COVR_SERVICE_MAX_CONCURRENT_RPCS``), so 16 clients saturate it: excess calls must get
@@ -20,7 +20,7 @@ Measured:
 3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max.
 
 Run: ``.venv/bin/python benchmarks/bench_service.py [--images 8500] [--duration 60]
-[--clients 1 4 16] [--rpcs related scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``.
+[--clients 1 4 16] [--rpcs related questions scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``.
 The 2-core development machine is shared: numbers are noisy; compare ratios within one run.
 """
 
@@ -295,7 +295,11 @@ def main() -> int:
     parser.add_argument("--max-concurrent", type=int, default=8)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
-        "--no-questions", action="store_true", help="leave question generation out of the pool"
+        "--rpcs",
+        nargs="+",
+        choices=KINDS,
+        default=["related", "questions"],
+        help="RPCs to load, one phase per RPC and client count (scene_graph: a cheap baseline)",
     )
     args = parser.parse_args()
 
@@ -327,7 +331,7 @@ def main() -> int:
                 batch_images=settings.load_batch_images,
             )
             report["load_s"] = round(time.perf_counter() - began, 1)
-            pool = make_pool(store, settings, args.pool, seed=7, questions=not args.no_questions)
+            pool = make_pool(store, settings, args.pool, seed=7, questions="questions" in args.rpcs)
             port = free_port()
             server = subprocess.Popen(
                 [*covr, "serve", "--port", str(port), "--no-samples"],
@@ -353,14 +357,17 @@ def main() -> int:
             )
             report["overhead"]["rss"] = sampler.window(t0, time.monotonic())
             phases = []
-            for n, clients in enumerate(args.clients):
-                t0 = time.monotonic()
-                phase = load_phase(
-                    target, pool, clients, args.duration, seed_offset=(n + 1) * 100_000_007
-                )
-                phase["rss"] = sampler.window(t0, time.monotonic())
-                phases.append(phase)
-                print(json.dumps(phase), flush=True)
+            for kind in args.rpcs:
+                only = [r for r in pool if r["rpc"] == kind]
+                for n, clients in enumerate(args.clients):
+                    t0 = time.monotonic()
+                    phase = load_phase(
+                        target, only, clients, args.duration, seed_offset=(n + 1) * 100_000_007
+                    )
+                    phase["rpc"] = kind
+                    phase["rss"] = sampler.window(t0, time.monotonic())
+                    phases.append(phase)
+                    print(json.dumps(phase), flush=True)
             report["phases"] = phases
             sampler.stop.set()
             report["rss_over_run_mb"] = [
@@ -382,10 +389,11 @@ def main() -> int:
         )
     print("\nload (client processes; per RPC: requests/s, p50/p99 ms; status codes; server RSS):")
     for p in report["phases"]:
-        parts = [
-            f"{k} {p[k]['per_s']:.2f}/s {p[k]['p50_ms']:.1f}/{p[k]['p99_ms']:.1f}" for k in KINDS
-        ]
-        print(f"  {p['clients']:2d} clients: {'  '.join(parts)}  {p['codes']}  rss {p['rss']}")
+        k = p["rpc"]
+        print(
+            f"  {k:12s} {p['clients']:2d} clients: {p[k]['per_s']:.2f}/s  p50 {p[k]['p50_ms']:.1f} ms"
+            f"  p99 {p[k]['p99_ms']:.1f} ms  {p['codes']}  rss {p['rss']}"
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
