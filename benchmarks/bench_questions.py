@@ -37,12 +37,6 @@ from covr_loaders import synthetic
 
 GOAL = 500.0
 ORIGINAL = {1: 47.0, 2: 82.0}
-STAGES = {
-    "related images": ("related_source.py", "reference.py", "exclusivity.py"),
-    "subgraph enumeration": ("enumerate.py",),
-    "execution": ("operators.py", "world.py"),
-    "slot filling + text + program": ("render.py", "templates.py", "text.py", "program.py"),
-}
 
 
 def rss_mb(who: int) -> float:
@@ -58,24 +52,38 @@ def run(
     return time.perf_counter() - start, examples
 
 
+STAGE_FUNCTIONS = {
+    "related images (positives + distractors)": ("generate.py", "_related"),
+    "subgraph enumeration": ("enumerate.py", "enumerate_subgraphs"),
+    "slot filling, text, program": ("generate.py", "_instantiate"),
+    "image selection": ("generate.py", "_images"),
+    "execution (world + program)": ("generate.py", "_answer"),
+    "example records (signatures, qid)": ("generate.py", "_example"),
+}
+
+
 def profile(
     provider: InMemoryRelated, options: GenerationOptions, ids: list[str]
 ) -> dict[str, float]:
+    """Share of the run's time spent under each stage's function (cumulative, disjoint)."""
     provider._cache = type(provider._cache)(provider._cache.size)
     prof = cProfile.Profile()
+    start = time.perf_counter()
     prof.enable()
     list(generate(provider, options, ids, workers=1))
     prof.disable()
-    stats = pstats.Stats(prof)
-    total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
-    own: dict[str, float] = defaultdict(float)
-    for (filename, _line, _name), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        stage = next(
-            (s for s, files in STAGES.items() if filename.endswith(files)),
-            "other (generation loop, images, stdlib)",
+    total = time.perf_counter() - start
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    out: dict[str, float] = {}
+    for stage, (filename, function) in STAGE_FUNCTIONS.items():
+        cumulative = sum(
+            v[3]
+            for (f, _line, name), v in stats.items()
+            if f.endswith(filename) and name == function
         )
-        own[stage] += tottime
-    return {k: round(100 * v / total, 1) for k, v in sorted(own.items(), key=lambda kv: -kv[1])}
+        out[stage] = round(100 * cumulative / total, 1)
+    out["other (loop, combos, dedupe)"] = round(100 - sum(out.values()), 1)
+    return out
 
 
 def two_answer_share(examples: list[dict[str, Any]]) -> float:

@@ -110,6 +110,11 @@ def _signature_parts(sig: str) -> tuple[str, ...]:
     return parse_signature(sig)
 
 
+@lru_cache(maxsize=65536)
+def _signature_order(sig: str) -> tuple[int, tuple[tuple[int, int], ...]]:
+    return signature_sort_key(sig)
+
+
 def rule_holds(rule: str, sig: str, g: Subgraph, edge: int | None) -> bool:
     """Whether a distractor signature satisfies a template rule (``only:``, ``has:``, ``in_edge``)."""
     parts = _signature_parts(sig)
@@ -135,8 +140,12 @@ class _Related:
     distractors: list[RelatedImage]
     positive_set: frozenset[str] = frozenset()
     sigs: dict[str, list[str]] = field(default_factory=dict)
+    structure: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
+        g = self.g
+        size = len(g.objects) + sum(o.attribute is not None for o in g.objects)
+        self.structure = (size + len(g.relations) + len(g.relmods), g.depth())
         self.positive_set = frozenset([self.source, *self.positives])
         for r in self.distractors:
             self.sigs.setdefault(r.image_id, []).append(r.signature)
@@ -585,7 +594,7 @@ class _ImageGenerator:
             if r.image_id in exclude or not self._allowed(template, rel, r.image_id, edge):
                 continue
             by_sig.setdefault(r.signature, []).append(r.image_id)
-        sigs = sorted(by_sig, key=signature_sort_key)
+        sigs = sorted(by_sig, key=_signature_order)
         rng.shuffle(sigs)
         rules = template.prefer if prefer else ()
         preferred = [s for s in sigs if any(rule_holds(p, s, rel.g, edge) for p in rules)]
@@ -606,21 +615,14 @@ class _ImageGenerator:
         self, instance: _Instance, rel: _Related, images: list[str], answer: Any
     ) -> Example:
         t = instance.template
-        g = rel.g
         signatures = {
             i: (
                 []
                 if i in rel.positive_set
-                else sorted(set(rel.sigs.get(i, ())), key=signature_sort_key)
+                else sorted(set(rel.sigs.get(i, ())), key=_signature_order)
             )
             for i in images
         }
-        size = (
-            len(g.objects)
-            + sum(o.attribute is not None for o in g.objects)
-            + len(g.relations)
-            + len(g.relmods)
-        )
         example: Example = {
             "qid": "",
             "utterance": instance.text,
@@ -634,7 +636,7 @@ class _ImageGenerator:
             "answer_type": t.answer_type,
             "source_image": rel.source,
             "subgraphs": dict(instance.subgraphs),
-            "structure": [size, g.depth()],
+            "structure": list(rel.structure),
             "signatures": signatures,
             "seed": self.options.seed,
             "generator_version": GENERATOR_VERSION,

@@ -9,7 +9,8 @@ The in-memory source never scans every image. For positives it intersects the na
 ``g`` (smallest first) and verifies candidates in a seeded order until ``limit`` are found. For
 distractors it walks the *edit patterns* (every set of at most ``max_distance`` positions): the
 names at the other positions must all be present, which gives a candidate list; candidates are
-verified in a seeded order with the reference matcher itself (restricted to those images), so each
+verified in a seeded order with the reference matcher itself (restricted to those images and to
+the pattern's size), so each
 result is exactly a reference distractor, and verification stops when every pattern has
 ``per_signature`` hits or ``max_checks`` images were verified. The sample is reproducible: it
 depends only on the data, ``g`` and the seed (never on set or dict iteration order).
@@ -105,6 +106,7 @@ class InMemoryRelated:
         self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
         self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
         self._cache = _Lru(cache_size)
+        self._intersections = _Lru(cache_size)
 
     # -- protocol ------------------------------------------------------------------------------
 
@@ -175,7 +177,7 @@ class InMemoryRelated:
             if not batch:
                 continue
             view = _Restricted(self.index, sorted(batch))
-            for d in distractors(view, g, self.exclusivity, max_distance):
+            for d in distractors(view, g, self.exclusivity, len(pattern)):
                 bucket = hits.setdefault(d.signature, [])
                 if len(bucket) < per_signature:
                     bucket.append(RelatedImage(d.image_id, d.signature, d.subgraph))
@@ -198,6 +200,13 @@ class InMemoryRelated:
         if not names:
             return self.images(split)
         unique = sorted(set(names), key=lambda n: len(self.index.postings.get(n, ())))
+        key = (split, *unique)
+        cached = self._intersections.get(key)
+        if cached is None:
+            cached = self._intersections.put(key, self._intersect(unique, split))
+        return cached  # type: ignore[no-any-return]
+
+    def _intersect(self, unique: Sequence[tuple[NodeType, str]], split: str) -> list[str]:
         first = self._posting(unique[0], split)
         if len(unique) == 1:
             return first
