@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from covr.graph import GraphStore
 from covr.related import reference
-from covr.related.exclusivity import default_exclusivity
+from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.lookup import RelatedLookup
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
@@ -85,11 +85,18 @@ def _queries(graphs: list[SceneGraph], data: st.DataObject) -> list[Subgraph]:
 SEEN_SHAPES: Counter[str] = Counter()
 
 
-@pytest.mark.parametrize(("run_seed", "max_images"), [(1, 4), (2, 8), (3, 14)])
+@pytest.mark.parametrize(
+    ("run_seed", "max_images", "direct"), [(1, 4, False), (2, 8, True), (3, 14, False)]
+)
 def test_cypher_path_equals_reference(
-    store: GraphStore, settings: Settings, run_seed: int, max_images: int
+    store: GraphStore, settings: Settings, run_seed: int, max_images: int, direct: bool
 ) -> None:
+    """``direct``: every signature switches to index-started matches after one image."""
     exclusivity = default_exclusivity()
+    if direct:
+        settings = settings.model_copy(
+            update={"related_direct_min_pool": 0, "related_batch_min": 1}
+        )
 
     @seed(run_seed)
     @hypothesis_settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
@@ -151,9 +158,17 @@ def test_handmade_data_covers_every_shape(store: GraphStore, settings: Settings)
         ),
     ]
     put(store, graphs)
-    lookup = RelatedLookup(store, settings=settings)
     index = reference.SceneIndex(graphs)
     exclusivity = default_exclusivity()
+    direct = settings.model_copy(update={"related_direct_min_pool": 0, "related_batch_min": 1})
+    for variant in (settings, direct):
+        lookup = RelatedLookup(store, settings=variant)
+        _check_handmade(lookup, index, exclusivity)
+
+
+def _check_handmade(
+    lookup: RelatedLookup, index: reference.SceneIndex, exclusivity: Exclusivity
+) -> None:
     keys = [
         "man[tall]",
         "man-(wearing)->hat[red]",

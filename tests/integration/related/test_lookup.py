@@ -268,13 +268,28 @@ def test_plans_start_from_the_image_index(store: GraphStore, shape: str) -> None
     assert "Node By Index Scan | (i:Image)" in lines[-1].strip(), "\n".join(lines)
 
 
+def test_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
+    from covr.graph.params import render_prefix
+    from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query
+
+    g = Subgraph.from_key("man-(holding)->bat-(on)->table[wooden]")
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("ne_not_in", "man", ("person",))
+    query, params = anchored_query([AnchoredBranch(g, rules, "relation@1", "val", 0)])
+    assert store.read(query, params) == []
+    plan = store.command("GRAPH.EXPLAIN", store.graph_name, render_prefix(params) + query)  # type: ignore[attr-defined]
+    lines = [str(line) for line in plan]
+    assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
+
+
 def test_builder_queries_are_valid_cypher_5() -> None:
     statements = []
     for shape, key in sorted(SHAPES.items()):
         g = Subgraph.from_key(key)
         statements.append((shape, match_query(g, exact_rules(g), ["x"])[0]))
-    from tests.unit.related.golden_related import UNION
+    from tests.unit.related.golden_related import ANCHORED, UNION
 
     statements.append(("union", UNION))
+    statements.append(("anchored", ANCHORED))
     for verdict in lint(statements):
         assert verdict["errors"] == [], verdict

@@ -152,3 +152,30 @@ WHERE r0.name <> $b1_r0
   AND any(a IN o1.attributes WHERE NOT a IN $b1_a1)
   AND o1 <> o0
 RETURN i.id AS image_id, $b1_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names"""
+
+ANCHORED_KEY = "man-(stapling|onto:wall)->paper[white]"
+
+ANCHORED = """\
+MATCH (r0:Relation)
+WHERE r0.name = $d0_r0
+WITH r0
+MATCH (o0:Object)-[:SUBJ]->(r0)
+WHERE o0.name <> $d0_o0_x
+  AND NOT o0.name IN $d0_o0
+WITH r0, o0
+MATCH (r0)-[:OBJ]->(o1:Object)
+WHERE o1.name = $d0_o1
+  AND $d0_a1 IN o1.attributes
+  AND o1 <> o0
+WITH r0, o0, o1
+MATCH (r0)-[:MOD]->(m0:RelMod)
+WHERE m0.name = $d0_m0
+WITH r0, o0, o1, m0
+MATCH (m0)-[:OBJ]->(o2:Object)
+WHERE o2.name = $d0_o2
+  AND o2 <> o0
+  AND o2 <> o1
+WITH r0, o0, o1, m0, o2
+MATCH (i:Image)-[:HAS]->(o0)
+WHERE i.split = $d0_split
+RETURN DISTINCT i.id AS image_id, $d0_tag AS tag"""

@@ -7,9 +7,11 @@ import re
 import pytest
 
 from covr.related.cypher_path import (
+    AnchoredBranch,
     Branch,
     BuilderError,
     Rule,
+    anchored_query,
     exact_rules,
     fragment,
     match_query,
@@ -17,7 +19,7 @@ from covr.related.cypher_path import (
     union_query,
 )
 from covr.scene.subgraph import Subgraph
-from tests.unit.related.golden_related import EXACT, SHAPES, UNION
+from tests.unit.related.golden_related import ANCHORED, ANCHORED_KEY, EXACT, SHAPES, UNION
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -85,3 +87,24 @@ def test_names_never_enter_the_text() -> None:
 def test_bad_builder_requests_are_refused(call: object, message: str) -> None:
     with pytest.raises(BuilderError, match=message):
         call()  # type: ignore[operator]
+
+
+def test_anchored_query_matches_golden_text() -> None:
+    g = Subgraph.from_key(ANCHORED_KEY)
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("ne_not_in", "man", ("person",))
+    query, params = anchored_query([AnchoredBranch(g, rules, "relmod@0", "train", 3)])
+    assert query == ANCHORED
+    assert params["d0_m0"] == "onto"
+    assert params["d0_split"] == "train"
+    assert params["d0_tag"] == 3
+
+
+def test_anchor_must_be_a_fixed_name() -> None:
+    g = Subgraph.from_key("man[tall]")
+    with pytest.raises(BuilderError, match="anchor"):
+        anchored_query([AnchoredBranch(g, exact_rules(g), "attribute@0", None, 0)])
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("ne", "man")
+    with pytest.raises(BuilderError, match="anchor"):
+        anchored_query([AnchoredBranch(g, rules, "object@0", None, 0)])
