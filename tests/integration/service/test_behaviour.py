@@ -310,6 +310,7 @@ def test_undecodable_request_bytes_are_invalid_argument(server: TestServer) -> N
 
 def test_sdk_keepalive_is_within_what_the_server_allows() -> None:
     defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert defaults.service_host == "127.0.0.1"  # local unless configured otherwise
     assert defaults.service_min_ping_interval_s <= KEEPALIVE_TIME_S
 
 

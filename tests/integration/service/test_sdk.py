@@ -95,3 +95,30 @@ def test_async_client(server: TestServer) -> None:
             assert err.value.field_violations[0].field == "pairs[0].x"
 
     asyncio.run(run())
+
+
+def test_the_sdk_builds_as_its_own_distribution(tmp_path: Path) -> None:
+    """The wheel holds the stubs (with their .pyi) and py.typed, and needs grpcio + protobuf only."""
+    import subprocess
+    import sys
+    import zipfile
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--wheel-dir", str(tmp_path), str(README.parent)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    wheel = next(tmp_path.glob("covr_client-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = next(n for n in names if n.endswith("METADATA"))
+        requires = [
+            line.split(":", 1)[1].strip()
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
+    assert {"covr_client/py.typed", "covr_client/_proto/service_pb2_grpc.py"} <= names
+    assert "covr_client/_proto/scene_pb2.pyi" in names
+    assert "covr_client/testing.py" in names
+    assert sorted(r.split(">")[0].split("<")[0].strip() for r in requires) == ["grpcio", "protobuf"]
