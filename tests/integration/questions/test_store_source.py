@@ -90,3 +90,31 @@ def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFacto
     )
     assert done.exit_code == 2
     assert "one worker" in done.output
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    import os
+    import subprocess
+    import sys
+
+    work = tmp_path_factory.mktemp("qhash")
+    scenes = work / "val_sceneGraphs.json"
+    synthetic.write("gqa", scenes, images=60, seed=3, split="val")
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = work / f"h{hash_seed}.jsonl"
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
+            "PYTHONHASHSEED": hash_seed,
+            "COVR_DATA_DIR": str(work / "data"),
+            "COVR_QUESTIONS_SUBGRAPHS_PER_IMAGE": "5",
+        }
+        cmd = [sys.executable, "-m", "covr.cli.main", "generate", "--split", "val", "--gqa"]
+        cmd += [str(scenes), "--images", "3", "--seed", "4", "--out", str(out), "--quiet"]
+        done = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0]
+    assert outputs[0] == outputs[1]
