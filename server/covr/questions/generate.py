@@ -423,8 +423,12 @@ class _ImageGenerator:
                 candidates.append((name, r.image_id))
             if not candidates:
                 return None
-            decoy, decoy_image = rng.choice(sorted(candidates))
-            required.append(decoy_image)
+            # Show the decoy's image only when the template allows it (a distractor that changes
+            # just the asked object would repeat the referent); the word is valid either way.
+            shown = [c for c in candidates if self._allowed(template, rel, c[1], edge)]
+            decoy, decoy_image = rng.choice(sorted(shown or candidates))
+            if shown:
+                required.append(decoy_image)
             if kind == "object":
                 truth = g.objects[int(str(pos).split("@")[1])].name
             elif kind == "attribute":
