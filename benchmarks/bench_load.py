@@ -84,6 +84,8 @@ def one_load(path: Path, data_dir: Path) -> dict[str, Any]:
         "images_per_s": summary.images_per_s,
         "elements": summary.nodes_created + summary.relationships_created,
         "elements_per_s": summary.elements_per_s,
+        "finish_seconds": summary.finish_seconds,
+        "snapshot_seconds": summary.snapshot_seconds,
         "loader_peak_rss_mb": summary.peak_rss_mb,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg()[0],
@@ -158,7 +160,14 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 
 
 def summarize(images: int, path: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("seconds", "images_per_s", "elements_per_s", "loader_peak_rss_mb")
+    keys = (
+        "seconds",
+        "finish_seconds",
+        "snapshot_seconds",
+        "images_per_s",
+        "elements_per_s",
+        "loader_peak_rss_mb",
+    )
     row: dict[str, Any] = {
         "images": images,
         "file_mb": path.stat().st_size / 1e6,
@@ -202,7 +211,9 @@ def main() -> None:
         results["sizes"].append(row)
         print(
             f"{images:>7,} images ({row['file_mb']:.0f} MB), median of {repeats}: "
-            f"{row['seconds_median']:.1f} s, {row['images_per_s_median']:,.0f} images/s, "
+            f"{row['seconds_median']:.1f} s (of which name statistics + snapshot "
+            f"{row['finish_seconds_median']:.1f} s, snapshot alone "
+            f"{row['snapshot_seconds_median']:.1f} s), {row['images_per_s_median']:,.0f} images/s, "
             f"{row['elements_per_s_median']:,.0f} elements/s, "
             f"loader peak RSS {row['loader_peak_rss_mb_median']:.0f} MB "
             f"(max {row['loader_peak_rss_mb_max']:.0f}), graph {row['graph_mb']:.0f} MB, "

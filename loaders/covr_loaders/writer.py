@@ -92,6 +92,9 @@ class LoadSummary:
     problems: list[Problem] = field(default_factory=list)
     skipped_by_reason: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    finish_seconds: float = 0.0
+    """Part of ``seconds`` spent after the last batch (statistics refresh, snapshot)."""
+    snapshot_seconds: float = 0.0
     peak_rss_mb: float = 0.0
     """Peak resident memory of the loader: this process or its reader process, whichever is
     larger (the reader process holds the parser; this one the batches being sent)."""
@@ -500,8 +503,14 @@ def run_load(
         gc.set_threshold(*thresholds)
         side.close()
         reporter.finish()
+    # After a completed load: statistics and snapshot. Keep this the one place for work that
+    # must follow every completed load (the related-images room refreshes its statistics here).
+    finishing = time.perf_counter()
     name_stats.refresh(store)  # related-image lookups anchor on these (docs/related.md §2)
+    snapshotting = time.perf_counter()
     store.snapshot()
+    summary.snapshot_seconds = time.perf_counter() - snapshotting
+    summary.finish_seconds = time.perf_counter() - finishing
     checkpoint.completed = True
     checkpoint.save()
     summary.completed = True
