@@ -81,10 +81,12 @@ class Settings(BaseSettings):
 
     # --- loaders ---
     load_batch_images: int = Field(
-        default=500,
+        default=5000,
         ge=1,
         le=20_000,
-        description="Images per load write statement (one statement = one all-or-nothing batch).",
+        description="Images per load write statement (one statement = one all-or-nothing batch; "
+        "FalkorDB's per-statement commit cost grows with the graph, so fewer larger batches "
+        "load faster: docs/loaders.md).",
     )
     load_gqa_left_right: bool = Field(
         default=True,
