@@ -186,9 +186,15 @@ def _worker_entry(args: tuple[str, list[dict[str, Any]], int, float, int], queue
 
 
 def overhead(
-    store: Any, settings: Any, target: str, pool: list[dict[str, Any]], seconds: float
+    store: Any,
+    settings: Any,
+    target: str,
+    pool: list[dict[str, Any]],
+    seconds: float,
+    kinds: list[str],
 ) -> dict[str, Any]:
-    """Paired library-vs-RPC timings of the same requests, alternating the order."""
+    """Paired library-vs-RPC timings of the same requests, alternating the order; ``seconds``
+    per RPC kind."""
     import grpc
 
     from covr.questions.generate import generate_for_image
@@ -203,39 +209,43 @@ def overhead(
     direct: dict[str, list[float]] = {k: [] for k in KINDS}
     remote: dict[str, list[float]] = {k: [] for k in KINDS}
     diffs: dict[str, list[float]] = {k: [] for k in KINDS}
+
+    def _pair(request: dict[str, Any], seed_offset: int, library_first: bool) -> None:
+        def library() -> None:
+            if request["rpc"] == "questions":
+                message = questions_pb2.GenerateQuestionsRequest(
+                    image_id=request["image_id"], seed=request["seed"] + seed_offset
+                )
+                options = _generation_options(settings, message, "train")
+                generate_for_image(provider, options, request["image_id"])
+            elif request["rpc"] == "related":
+                lookup.related(request["key"], seed=request["seed"] + seed_offset, limit=20)
+            else:
+                get_scene_graph(store, request["image_id"])
+
+        timings = {}
+        for what in ("library", "rpc") if library_first else ("rpc", "library"):
+            began = time.perf_counter()
+            if what == "library":
+                library()
+            else:
+                _grpc_call(stub, request, seed_offset)
+            timings[what] = time.perf_counter() - began
+        kind = request["rpc"]
+        direct[kind].append(timings["library"])
+        remote[kind].append(timings["rpc"])
+        diffs[kind].append(timings["rpc"] - timings["library"])
+
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
-        end = time.monotonic() + seconds
-        for i, request in enumerate(pool * 1000):
-            if time.monotonic() >= end:
-                break
-            seed_offset = 10_000_000 + (i // len(pool)) * 1_000_003  # fresh seeds per cycle
-
-            def library(request: dict[str, Any] = request, seed_offset: int = seed_offset) -> None:
-                if request["rpc"] == "questions":
-                    message = questions_pb2.GenerateQuestionsRequest(
-                        image_id=request["image_id"], seed=request["seed"] + seed_offset
-                    )
-                    options = _generation_options(settings, message, "train")
-                    generate_for_image(provider, options, request["image_id"])
-                elif request["rpc"] == "related":
-                    lookup.related(request["key"], seed=request["seed"] + seed_offset, limit=20)
-                else:
-                    get_scene_graph(store, request["image_id"])
-
-            timings = {}
-            order = ("library", "rpc") if i % 2 == 0 else ("rpc", "library")
-            for what in order:
-                began = time.perf_counter()
-                if what == "library":
-                    library()
-                else:
-                    _grpc_call(stub, request, seed_offset)
-                timings[what] = time.perf_counter() - began
-            kind = request["rpc"]
-            direct[kind].append(timings["library"])
-            remote[kind].append(timings["rpc"])
-            diffs[kind].append(timings["rpc"] - timings["library"])
+        for kind_of_pool in kinds:
+            only = [r for r in pool if r["rpc"] == kind_of_pool]
+            end = time.monotonic() + seconds
+            for i, request in enumerate(only * 1000):
+                if time.monotonic() >= end:
+                    break
+                seed_offset = 10_000_000 + (i // len(only)) * 1_000_003  # fresh seeds per cycle
+                _pair(request, seed_offset, i % 2 == 0)
     return {
         kind: {
             "n": len(diffs[kind]),
@@ -353,7 +363,7 @@ def main() -> int:
             sampler.start()
             t0 = time.monotonic()
             report["overhead"] = overhead(
-                store, settings, target, pool, args.overhead_seconds or args.duration
+                store, settings, target, pool, args.overhead_seconds or args.duration, args.rpcs
             )
             report["overhead"]["rss"] = sampler.window(t0, time.monotonic())
             phases = []
@@ -381,7 +391,7 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     o = report["overhead"]
     print("\nservice overhead (paired, 1 client):")
-    for kind in KINDS:
+    for kind in args.rpcs:
         print(
             f"  {kind:12s} library p50 {o[kind]['library_p50_ms']:.2f} ms  rpc p50 "
             f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms"
