@@ -19,11 +19,20 @@ import numpy as np
 from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
 from covr.models.onnx_io import OnnxHead
-from covr.models.terms import ModelType, NodeType, model_type, node_type, normalize_term
+from covr.models.terms import (
+    NODE_TYPES,
+    ModelType,
+    NodeType,
+    model_type,
+    node_type,
+    normal_form,
+    normalize_term,
+)
 
 EXCLUSIVITY_INPUT = "features"
 EXCLUSIVITY_OUTPUT = "exclusive_probability"
 CHUNK = 8192
+_KIND: dict[str, ModelType] = {t: model_type(t) for t in NODE_TYPES}
 
 
 class OnnxExclusivity:
@@ -84,29 +93,19 @@ class OnnxExclusivity:
 
     def scores(self, pairs: Sequence[tuple[Any, Any, Any]]) -> FloatArray:
         """The scores as a float32 array (the fast path for large batches)."""
-        keys: list[tuple[ModelType, str, str]] = []
-        for i, triple in enumerate(pairs):
-            if not isinstance(triple, tuple) or len(triple) != 3:
-                raise ModelInputError(f"pairs[{i}]", "must be a (node_type, x, x_prime) triple")
-            kind = model_type(node_type(triple[0], f"pairs[{i}].node_type"))
-            keys.append(
-                (
-                    kind,
-                    normalize_term(triple[1], f"pairs[{i}].x"),
-                    normalize_term(triple[2], f"pairs[{i}].x_prime"),
-                )
-            )
-        out = np.zeros(len(keys), dtype=np.float32)
+        n = len(pairs)
+        values = [0.0] * n
         cache = self._cache
         missing: dict[tuple[ModelType, str, str], list[int]] = {}
-        for i, key in enumerate(keys):
+        for i, triple in enumerate(pairs):
+            key = self._key(i, triple)
             if key[1] == key[2]:
                 continue  # identical names are never exclusive
             hit = cache.get(key)
             if hit is None:
                 missing.setdefault(key, []).append(i)
             else:
-                out[i] = hit
+                values[i] = hit
         if missing:
             todo = list(missing)
             for start in range(0, len(todo), CHUNK):
@@ -115,8 +114,28 @@ class OnnxExclusivity:
                 for key, p in zip(part, probs.tolist(), strict=True):
                     cache[key] = p
                     for i in missing[key]:
-                        out[i] = p
-        return out
+                        values[i] = p
+        return np.asarray(values, dtype=np.float32)
+
+    @staticmethod
+    def _key(i: int, triple: Any) -> tuple[ModelType, str, str]:
+        """Validated, normalized cache key; field names are built only for errors."""
+        if type(triple) is not tuple or len(triple) != 3:
+            raise ModelInputError(f"pairs[{i}]", "must be a (node_type, x, x_prime) triple")
+        raw_kind, x, y = triple
+        kind = _KIND.get(raw_kind) if type(raw_kind) is str else None
+        if kind is None:
+            kind = model_type(node_type(raw_kind, f"pairs[{i}].node_type"))
+        if type(x) is str and type(y) is str:
+            nx, px = normal_form(x)
+            ny, py = normal_form(y)
+            if px is None and py is None:
+                return kind, nx, ny
+        return (
+            kind,
+            normalize_term(x, f"pairs[{i}].x"),
+            normalize_term(y, f"pairs[{i}].x_prime"),
+        )
 
     def predict_rows(self, rows: FloatArray) -> FloatArray:
         """Raw model output for feature rows (tests compare it with the training-time head)."""

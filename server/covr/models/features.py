@@ -62,6 +62,7 @@ PAIR_NAMES = (
 )
 
 FloatArray = npt.NDArray[np.float32]
+_TYPE_INDEX: dict[str, int] = {t: i for i, t in enumerate(MODEL_TYPES)}
 
 
 def _norm(name: str) -> str:
@@ -191,6 +192,8 @@ class TermInfo:
     equivalent: frozenset[int]
     preposition: str
     known: bool
+    cross: frozenset[tuple[int, int]]
+    """(index of a cross-cutting pair of the lexicon, side 0 or 1) this noun belongs to."""
 
 
 class Featurizer:
@@ -218,15 +221,27 @@ class Featurizer:
         """Feature matrix ``[len(triples), width]`` (terms must be normalized already)."""
         n = len(triples)
         out = np.zeros((n, self.width), dtype=np.float32)
+        if n == 0:
+            return out
         tw = self._term_width
         pair_start = 3 + 2 * tw
-        for i, (kind, x, y) in enumerate(triples):
-            a, b = self.term(kind, x), self.term(kind, y)
-            row = out[i]
-            row[MODEL_TYPES.index(kind)] = 1.0
-            row[3 : 3 + tw] = a.vector
-            row[3 + tw : pair_start] = b.vector
-            row[pair_start:] = _pair(self.lexicon, a, b)
+        lex = self.lexicon
+        cache = self._cache
+        left: list[FloatArray] = []
+        right: list[FloatArray] = []
+        pairs: list[list[float]] = []
+        types: list[int] = []
+        for kind, x, y in triples:
+            a = cache.get((kind, x)) or self.term(kind, x)
+            b = cache.get((kind, y)) or self.term(kind, y)
+            left.append(a.vector)
+            right.append(b.vector)
+            pairs.append(_pair(lex, a, b))
+            types.append(_TYPE_INDEX[kind])
+        out[np.arange(n), types] = 1.0
+        out[:, 3 : 3 + tw] = np.stack(left)
+        out[:, 3 + tw : pair_start] = np.stack(right)
+        out[:, pair_start:] = np.asarray(pairs, dtype=np.float32)
         return out
 
     def _term(self, kind: ModelType, term: str) -> TermInfo:
@@ -337,6 +352,12 @@ class Featurizer:
             equivalent=frozenset(equivalent),
             preposition=prep,
             known=known or bool(synsets),
+            cross=frozenset(
+                (i, side)
+                for i, sides in enumerate(lex.cross)
+                for side in (0, 1)
+                if kind == "object" and lex_forms & sides[side]
+            ),
         )
 
 
@@ -345,59 +366,96 @@ def _trigrams(term: str) -> frozenset[str]:
     return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
-
-
 def _pair(lex: Lexicon, a: TermInfo, b: TermInfo) -> list[float]:
-    """The pair-level block (order: :data:`PAIR_NAMES`)."""
-    common = a.ancestors & b.ancestors
-    common |= a.first & b.ancestors
-    common |= b.first & a.ancestors
-    common_depth = max((a.depth.get(s, b.depth.get(s, 0)) for s in common), default=0)
+    """The pair-level block (order: :data:`PAIR_NAMES`).
+
+    The lexicon blocks are only computed for the type they can be non-zero for (noun groups
+    and hierarchy for objects, scales for attributes, equivalence/entailment for relations):
+    the other types' term infos leave those sets empty, so the values are the same and a cold
+    batch is faster.
+    """
+    common_depth = 0
+    if a.ancestors or b.ancestors:
+        common = (a.ancestors & b.ancestors) | (a.first & b.ancestors) | (b.first & a.ancestors)
+        if common:
+            depth_a, depth_b = a.depth, b.depth
+            common_depth = max(depth_a.get(s, depth_b.get(s, 0)) for s in common)
     denom = max(a.own_depth, b.own_depth, 1)
-    same_group = other_group = 0.0
-    for cat in a.lex_categories & b.lex_categories:
-        if a.lex_groups[cat] & b.lex_groups[cat]:
-            same_group = 1.0
-        else:
-            other_group = 1.0
-    cross = any(
-        (a.lex_forms & left and b.lex_forms & right) or (b.lex_forms & left and a.lex_forms & right)
-        for left, right in lex.cross
-    )
-    return [
+    ta, tb = a.tokens, b.tokens
+    ga, gb = a.trigrams, b.trigrams
+    sa, sb = a.synsets, b.synsets
+    row = [
         1.0 if a.singular == b.singular else 0.0,
-        _jaccard(a.tokens, b.tokens),
-        _jaccard(a.trigrams, b.trigrams),
-        1.0 if a.tokens <= b.tokens else 0.0,
-        1.0 if b.tokens <= a.tokens else 0.0,
+        len(ta & tb) / len(ta | tb),
+        len(ga & gb) / len(ga | gb),
+        1.0 if ta <= tb else 0.0,
+        1.0 if tb <= ta else 0.0,
         1.0 if a.head == b.head else 0.0,
-        1.0 if a.synsets & b.synsets else 0.0,
-        1.0 if a.first & b.synsets or b.first & a.synsets else 0.0,
-        1.0 if a.synsets & b.ancestors else 0.0,
-        1.0 if b.synsets & a.ancestors else 0.0,
-        1.0 if a.synsets & b.first_ancestors else 0.0,
-        1.0 if b.synsets & a.first_ancestors else 0.0,
+        1.0 if sa & sb else 0.0,
+        1.0 if a.first & sb or b.first & sa else 0.0,
+        1.0 if sa & b.ancestors else 0.0,
+        1.0 if sb & a.ancestors else 0.0,
+        1.0 if sa & b.first_ancestors else 0.0,
+        1.0 if sb & a.first_ancestors else 0.0,
         common_depth / denom,
         1.0 if a.lexname >= 0 and a.lexname == b.lexname else 0.0,
         1.0 if b.term in a.antonyms or a.term in b.antonyms else 0.0,
         1.0 if a.antonyms & b.similar or b.antonyms & a.similar else 0.0,
         1.0 if b.term in a.similar or a.term in b.similar else 0.0,
-        1.0 if a.lex_forms & b.lex_forms else 0.0,
-        1.0 if a.lex_forms & b.lex_ancestors else 0.0,
-        1.0 if b.lex_forms & a.lex_ancestors else 0.0,
-        1.0 if cross else 0.0,
-        same_group,
-        other_group,
-        1.0 if a.lex_categories & b.lex_categories else 0.0,
-        1.0 if a.equivalent & b.equivalent else 0.0,
-        1.0 if b.term in a.entailed else 0.0,
-        1.0 if a.term in b.entailed else 0.0,
-        1.0 if a.preposition and a.preposition == b.preposition else 0.0,
-        1.0 if not a.known and not b.known else 0.0,
     ]
+    kind = a.kind
+    if kind == "object":
+        cross = bool(a.cross and b.cross) and any((i, 1 - side) in b.cross for i, side in a.cross)
+        row += (
+            1.0 if a.lex_forms & b.lex_forms else 0.0,
+            1.0 if a.lex_forms & b.lex_ancestors else 0.0,
+            1.0 if b.lex_forms & a.lex_ancestors else 0.0,
+            1.0 if cross else 0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+        )
+    elif kind == "attribute":
+        same_group = other_group = 0.0
+        shared = a.lex_categories & b.lex_categories
+        for cat in shared:
+            if a.lex_groups[cat] & b.lex_groups[cat]:
+                same_group = 1.0
+            else:
+                other_group = 1.0
+        row += (
+            1.0 if a.lex_forms & b.lex_forms else 0.0,
+            0.0,
+            0.0,
+            0.0,
+            same_group,
+            other_group,
+            1.0 if shared else 0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+        )
+    else:
+        row += (
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            1.0 if a.equivalent & b.equivalent else 0.0,
+            1.0 if b.term in a.entailed else 0.0,
+            1.0 if a.term in b.entailed else 0.0,
+            1.0 if a.preposition and a.preposition == b.preposition else 0.0,
+        )
+    row.append(1.0 if not a.known and not b.known else 0.0)
+    return row
 
 
 def feature_names(lexicon: Lexicon) -> list[str]:
