@@ -244,6 +244,12 @@ class Settings(BaseSettings):
         description="When sampling, candidate images verified per lookup at most (0: no limit); "
         "a rare signature may then return fewer than its cap.",
     )
+    related_combined_min_signatures: int = Field(
+        default=8,
+        ge=0,
+        description="Lookups with more edit signatures than this verify candidates with one "
+        "combined query per round instead of one branch per signature.",
+    )
     related_cache_results: int = Field(
         default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."
     )

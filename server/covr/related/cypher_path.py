@@ -23,10 +23,10 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from covr.scene.edits import parse_position, positions
+from covr.scene.edits import name_at, parse_position, positions
 from covr.scene.subgraph import Subgraph
 
-RuleOp = Literal["eq", "ne", "in", "not_in", "ne_not_in", "any"]
+RuleOp = Literal["eq", "ne", "in", "not_in", "ne_not_in", "eq_or_in", "any"]
 """How one position is constrained: equal to ``value``; different from it; in ``values``; not in
 ``values``; different from ``value`` and not in ``values``; anything (for attributes: the object
 has at least one attribute)."""
@@ -35,7 +35,7 @@ _FRAGMENTS = ("match", "_related")
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 _COMPOSITE = frozenset(
-    {"condition", "names", "attributes", "relation_names", "relmod_names", "bound"}
+    {"condition", "names", "attributes", "relation_names", "relmod_names", "bound", "total"}
 )
 _PROPERTIES = frozenset({"name", "attributes"})
 _LABELS = frozenset({"Object", "Relation", "RelMod"})
@@ -55,7 +55,7 @@ class Rule:
     values: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        needs_value = self.op in ("eq", "ne", "ne_not_in")
+        needs_value = self.op in ("eq", "ne", "ne_not_in", "eq_or_in")
         if needs_value != (self.value is not None):
             raise BuilderError(f"rule {self.op!r} {'needs' if needs_value else 'takes no'} value")
         if self.op in ("eq", "ne", "any") and self.values:
@@ -110,8 +110,6 @@ def render(name: str, **values: str) -> str:
 
 def exact_rules(g: Subgraph) -> dict[str, Rule]:
     """Every position equal to ``g``'s name: the positives' rules."""
-    from covr.scene.edits import name_at
-
     return {p: Rule("eq", name_at(g, p)) for p in positions(g)}
 
 
@@ -134,6 +132,10 @@ def _conditions(var: str, kind: str, rule: Rule, param: str, params: dict[str, A
             params[f"{param}_x"] = rule.value
             params[param] = list(rule.values)
             return [render("attribute_ne_not_in", p=param, v=var, x=f"{param}_x")]
+        if rule.op == "eq_or_in":
+            params[f"{param}_x"] = rule.value
+            params[param] = list(rule.values)
+            return [render("attribute_eq_or_in", p=param, v=var, x=f"{param}_x")]
         return [render("attribute_nonempty", v=var)]
     if rule.op == "eq":
         params[param] = rule.value
@@ -154,6 +156,10 @@ def _conditions(var: str, kind: str, rule: Rule, param: str, params: dict[str, A
             render("name_ne", p=f"{param}_x", v=var),
             render("name_not_in", p=param, v=var),
         ]
+    if rule.op == "eq_or_in":
+        params[f"{param}_x"] = rule.value
+        params[param] = list(rule.values)
+        return [render("name_eq_or_in", p=param, v=var, x=f"{param}_x")]
     return []
 
 
@@ -367,3 +373,115 @@ def anchored_query(branches: Sequence[AnchoredBranch]) -> tuple[str, dict[str, A
         texts.append(text)
         params.update(own)
     return f"\n{render('union')}\n".join(texts), params
+
+
+@dataclass(frozen=True)
+class CombinedBranch:
+    """All edit signatures at once: every position holds ``g``'s name or passes its rule, and at
+    most ``max_changes`` positions differ from ``g`` (counted as the match grows, so that
+    embeddings with too many edits are dropped early). Rows carry the names found, as branches
+    do; the caller sorts each embedding into its signature (or a positive: no change)."""
+
+    g: Subgraph
+    rules: Mapping[str, Rule]
+    max_changes: int
+    image_ids: Sequence[str]
+
+
+def combined_query(branch: CombinedBranch) -> tuple[str, dict[str, Any]]:
+    """One combined branch as a complete query (parameters ``$c_*``)."""
+    text, params = _combined_text(branch.g, tuple(sorted(branch.rules.items())), branch.max_changes)
+    out = dict(params)
+    out["c_ids"] = list(branch.image_ids)
+    return text, out
+
+
+@lru_cache(maxsize=1024)
+def _combined_text(
+    g: Subgraph, frozen_rules: tuple[tuple[str, Rule], ...], max_changes: int
+) -> tuple[str, dict[str, Any]]:
+    rules = dict(frozen_rules)
+    if set(rules) != set(positions(g)):
+        raise BuilderError(f"rules must cover exactly the positions of {g.key}")
+    prefix = "c"
+    params: dict[str, Any] = {f"{prefix}_max": max_changes, f"{prefix}_tag": 0}
+    counters: list[str] = []
+
+    def changes(i: int | None, pos: str) -> list[str]:
+        kind, index = parse_position(pos)
+        letter = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}[kind]
+        param = f"{prefix}_eq_{letter}{index}"
+        params[param] = name_at(g, pos)
+        if kind == "attribute":
+            return [render("change_attribute", p=param, v=f"o{index}")]
+        var = {"object": "o", "relation": "r", "relmod": "m"}[kind] + str(index)
+        return [render("change_name", p=param, v=var)]
+
+    def object_parts(i: int) -> tuple[list[str], list[str]]:
+        conds = _conditions(f"o{i}", "name", rules[f"object@{i}"], f"{prefix}_o{i}", params)
+        counts = changes(i, f"object@{i}")
+        if g.objects[i].attribute is not None:
+            conds += _conditions(
+                f"o{i}", "attribute", rules[f"attribute@{i}"], f"{prefix}_a{i}", params
+            )
+            counts += changes(i, f"attribute@{i}")
+        conds += [render("distinct", a=f"o{i}", b=f"o{k}") for k in range(i)]
+        return conds, counts
+
+    def count_clause(bound: list[str], counts: list[str]) -> list[str]:
+        c = f"c{len(counters)}"
+        total = " + ".join(([counters[-1]] if counters else []) + counts)
+        counters.append(c)
+        return [
+            render("with_count", bound=", ".join(bound), total=total, c=c),
+            render("where", condition=render("at_most", c=c, p=f"{prefix}_max")),
+        ]
+
+    incoming: dict[int, tuple[str, int]] = {}
+    for j, rel in enumerate(g.relations):
+        incoming[rel.object] = ("relation", j)
+    for k, mod in enumerate(g.relmods):
+        incoming[mod.object] = ("relmod", k)
+    conds, counts = object_parts(0)
+    clauses = [
+        _clause(render("images"), [render("image_in", ids=f"{prefix}_ids")]),
+        render("with", bound="i"),
+        _clause(render("root", o="o0"), conds),
+    ]
+    bound = ["i", "o0"]
+    clauses += count_clause(bound, counts)
+    for i in range(1, len(g.objects)):
+        kind, index = incoming[i]
+        if kind == "relation":
+            rel = g.relations[index]
+            head = render("relation", r=f"r{index}", s=f"o{rel.subject}", t=f"o{i}")
+            own = _conditions(
+                f"r{index}", "name", rules[f"relation@{index}"], f"{prefix}_r{index}", params
+            )
+            own_count = changes(None, f"relation@{index}")
+        else:
+            mod = g.relmods[index]
+            head = render("relmod", m=f"m{index}", r=f"r{mod.relation}", t=f"o{i}")
+            own = _conditions(
+                f"m{index}", "name", rules[f"relmod@{index}"], f"{prefix}_m{index}", params
+            )
+            own_count = changes(None, f"relmod@{index}")
+        conds, counts = object_parts(i)
+        clauses.append(_clause(head, own + conds))
+        bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
+        clauses += count_clause([*bound, counters[-1]], own_count + counts)
+
+    def items(var: str, count: int, prop: str) -> str:
+        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+
+    clauses.append(
+        render(
+            "return",
+            tag=f"{prefix}_tag",
+            names=items("o", len(g.objects), "name"),
+            attributes=items("o", len(g.objects), "attributes"),
+            relation_names=items("r", len(g.relations), "name"),
+            relmod_names=items("m", len(g.relmods), "name"),
+        )
+    )
+    return "\n".join(clauses), params

@@ -45,8 +45,10 @@ from covr.graph.store import GraphStore
 from covr.related.cypher_path import (
     AnchoredBranch,
     Branch,
+    CombinedBranch,
     Rule,
     anchored_query,
+    combined_query,
     exact_rules,
     union_query,
 )
@@ -795,6 +797,11 @@ class RelatedLookup:
         states = [states[0], *sorted(states[1:], key=lambda s: signature_sort_key(s.signature))]
         relaxed_rules = {p: self._relaxed_rule(g, p) for p in all_positions}
         relaxed_known: dict[str, bool] = {}
+        combined_rules = {p: self._combined_rule(g, p) for p in all_positions}
+        # Few signatures (small subgraphs): one exact branch each returns fewer rows. Many
+        # (chains, V-shapes, frames): one combined branch costs far less to parse and plan.
+        combined = len(states) > self.settings.related_combined_min_signatures
+        verified: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {}
 
         rounds = 0
         spent = 0
@@ -806,7 +813,6 @@ class RelatedLookup:
             if rounds == 1:
                 self._go_direct(g, [s for s in active if self._wants_direct(s)], split, seed)
             rounds += 1
-            branches: list[Branch] = []
             batches: dict[int, list[str]] = {}
             budgeted = [s for s in states if not s.done and s.target is not None]
             share = None
@@ -832,22 +838,19 @@ class RelatedLookup:
                     state.done = True
                     continue
                 batches[n] = ids
-                branches.append(Branch(g, state.rules, ids, n))
-            if not branches:
+            if not batches:
                 break
-            query, params = union_query(branches)
-            rows = self.store.read(query, params)
-            hits: dict[int, dict[str, set[Subgraph]]] = defaultdict(lambda: defaultdict(set))
-            positive_ids: set[str] = set()
-            for row in rows:
-                n = int(row["tag"])
-                if n == 0:
-                    positive_ids.add(str(row["image_id"]))
-                    continue
-                state = states[n]
-                for concrete in self._concretes(g, state.changed, row):
-                    hits[n][str(row["image_id"])].add(concrete)
-            unknown = sorted({i for per in hits.values() for i in per if i not in relaxed_known})
+            hits: dict[int, dict[str, set[Subgraph]]] = {}
+            if combined:
+                fresh = sorted({i for ids in batches.values() for i in ids} - verified.keys())
+                self._verify(g, combined_rules, max_distance, fresh, verified)
+                positive_ids = {i for ids in batches.values() for i in ids if verified[i][0]}
+                for n, ids in batches.items():
+                    sig = states[n].signature
+                    hits[n] = {i: verified[i][1][sig] for i in ids if sig in verified[i][1]}
+            else:
+                hits, positive_ids = self._verify_per_signature(g, states, batches)
+            unknown = sorted({i for per in hits.values() for i in per} - relaxed_known.keys())
             if unknown:
                 excluded = self._relaxed_images(g, relaxed_rules, unknown)
                 for image_id in unknown:
@@ -938,6 +941,115 @@ class RelatedLookup:
             if concrete is not None:
                 out.append(concrete)
         return out
+
+    def _verify_per_signature(
+        self, g: Subgraph, states: list[_SigState], batches: dict[int, list[str]]
+    ) -> tuple[dict[int, dict[str, set[Subgraph]]], set[str]]:
+        """One exact branch per signature over its own batch (``UNION ALL``): the concrete
+        ``g'`` per branch and image, and the positives."""
+        branches = [Branch(g, states[n].rules, ids, n) for n, ids in batches.items()]
+        query, params = union_query(branches)
+        hits: dict[int, dict[str, set[Subgraph]]] = defaultdict(lambda: defaultdict(set))
+        positives: set[str] = set()
+        for row in self.store.read(query, params):
+            n = int(row["tag"])
+            image_id = str(row["image_id"])
+            if n == 0:
+                positives.add(image_id)
+                continue
+            for concrete in self._concretes(g, states[n].changed, row):
+                hits[n][image_id].add(concrete)
+        return hits, positives
+
+    def _combined_rule(self, g: Subgraph, pos: str) -> Rule:
+        """Rule of a position in a combined branch: ``g``'s name or a possible edit."""
+        x = name_at(g, pos)
+        edited = self._distractor_rule(g, pos)
+        if edited is None:
+            return Rule("eq", x)
+        if edited.op == "ne_not_in":
+            return Rule("not_in", values=edited.values)
+        if edited.op == "in":
+            return Rule("eq_or_in", x, edited.values)
+        return Rule("any")
+
+    def _verify(
+        self,
+        g: Subgraph,
+        rules: dict[str, Rule],
+        max_distance: int,
+        image_ids: list[str],
+        verified: dict[str, tuple[bool, dict[str, set[Subgraph]]]],
+    ) -> None:
+        """Match ``g`` with up to ``max_distance`` edits in these images, one combined query per
+        batch; record per image whether it is a positive and its concrete ``g'`` per signature."""
+        step = self.settings.related_batch_max
+        found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {
+            i: (False, defaultdict(set)) for i in image_ids
+        }
+        for start in range(0, len(image_ids), step):
+            chunk = image_ids[start : start + step]
+            query, params = combined_query(CombinedBranch(g, rules, max_distance, chunk))
+            for row in self.store.read(query, params):
+                image_id = str(row["image_id"])
+                positive, per = found[image_id]
+                for changes in self._embeddings(g, row, max_distance):
+                    if not changes:
+                        positive = True
+                        continue
+                    concrete = self._concrete_of(g, changes)
+                    if concrete is not None:
+                        per[signature(p for p, _ in changes)].add(concrete)
+                found[image_id] = (positive, per)
+        verified.update({i: (pos, dict(per)) for i, (pos, per) in found.items()})
+
+    def _embeddings(
+        self, g: Subgraph, row: Mapping[str, Any], max_distance: int
+    ) -> Iterable[tuple[tuple[str, str], ...]]:
+        """The edits of every valid reading of a row (attribute choices expanded)."""
+        fixed: list[tuple[str, str]] = []
+        options: list[list[tuple[str, str] | None]] = []
+        for pos in positions(g):
+            kind, index = parse_position(pos)
+            x = name_at(g, pos)
+            if kind == "attribute":
+                values = list(dict.fromkeys(row["attributes"][index] or ()))
+                choice: list[tuple[str, str] | None] = [None] if x in values else []
+                choice += [(pos, str(a)) for a in values if self._exclusive(kind, x, str(a))]
+                if not choice:
+                    return []
+                options.append(choice)
+                continue
+            if kind == "object":
+                y = str(row["names"][index])
+            elif kind == "relation":
+                y = str(row["relation_names"][index])
+            else:
+                y = str(row["relmod_names"][index])
+            if y == x:
+                continue
+            if not self._exclusive(kind, x, y):
+                return []
+            fixed.append((pos, y))
+        if len(fixed) > max_distance:
+            return []
+        out = []
+        for combo in itertools.product(*options):
+            changes = fixed + [c for c in combo if c is not None]
+            if len(changes) <= max_distance:
+                out.append(tuple(sorted(changes)))
+        return out
+
+    def _concrete_of(self, g: Subgraph, changes: tuple[tuple[str, str], ...]) -> Subgraph | None:
+        key = (g.key, changes)
+        if key not in self._concrete:
+            if len(self._concrete) > 200_000:
+                self._concrete.clear()
+            try:
+                self._concrete[key] = substitute(g, dict(changes))
+            except SubgraphError:  # the edit repeats a noun of g: not a valid subgraph
+                self._concrete[key] = None
+        return self._concrete[key]
 
     def _relaxed_images(
         self, g: Subgraph, rules: dict[str, Rule], image_ids: list[str]

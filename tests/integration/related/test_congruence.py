@@ -91,11 +91,16 @@ SEEN_SHAPES: Counter[str] = Counter()
 def test_cypher_path_equals_reference(
     store: GraphStore, settings: Settings, run_seed: int, max_images: int, direct: bool
 ) -> None:
-    """``direct``: every signature switches to index-started matches after one image."""
+    """``direct``: every signature switches to index-started matches after one image, and all
+    candidates are verified by combined queries."""
     exclusivity = default_exclusivity()
     if direct:
         settings = settings.model_copy(
-            update={"related_direct_min_pool": 0, "related_batch_min": 1}
+            update={
+                "related_direct_min_pool": 0,
+                "related_batch_min": 1,
+                "related_combined_min_signatures": 0,
+            }
         )
 
     @seed(run_seed)
@@ -161,7 +166,9 @@ def test_handmade_data_covers_every_shape(store: GraphStore, settings: Settings)
     index = reference.SceneIndex(graphs)
     exclusivity = default_exclusivity()
     direct = settings.model_copy(update={"related_direct_min_pool": 0, "related_batch_min": 1})
-    for variant in (settings, direct):
+    combined = settings.model_copy(update={"related_combined_min_signatures": 0})
+    per_signature = settings.model_copy(update={"related_combined_min_signatures": 10_000})
+    for variant in (settings, direct, combined, per_signature):
         lookup = RelatedLookup(store, settings=variant)
         _check_handmade(lookup, index, exclusivity)
 
