@@ -282,14 +282,29 @@ def test_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
     assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
 
 
+def test_combined_plan_starts_from_the_image_index(store: GraphStore) -> None:
+    from covr.graph.params import render_prefix
+    from covr.related.cypher_path import CombinedBranch, Rule, combined_query
+
+    g = Subgraph.from_key("man{-(holding)->bat,-(wearing)->hat[red]}")
+    rules = {p: Rule("any") for p in exact_rules(g)}
+    rules["object@0"] = Rule("eq", "man")
+    query, params = combined_query(CombinedBranch(g, rules, 2, ["test:1"]))
+    assert store.read(query, params) == []
+    plan = store.command("GRAPH.EXPLAIN", store.graph_name, render_prefix(params) + query)  # type: ignore[attr-defined]
+    lines = [str(line) for line in plan]
+    assert "Node By Index Scan | (i:Image)" in lines[-1], "\n".join(lines)
+
+
 def test_builder_queries_are_valid_cypher_5() -> None:
     statements = []
     for shape, key in sorted(SHAPES.items()):
         g = Subgraph.from_key(key)
         statements.append((shape, match_query(g, exact_rules(g), ["x"])[0]))
-    from tests.unit.related.golden_related import ANCHORED, UNION
+    from tests.unit.related.golden_related import ANCHORED, COMBINED, UNION
 
     statements.append(("union", UNION))
     statements.append(("anchored", ANCHORED))
+    statements.append(("combined", COMBINED))
     for verdict in lint(statements):
         assert verdict["errors"] == [], verdict

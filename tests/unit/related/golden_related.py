@@ -179,3 +179,22 @@ WITH r0, o0, o1, m0, o2
 MATCH (i:Image)-[:HAS]->(o0)
 WHERE i.split = $d0_split
 RETURN DISTINCT i.id AS image_id, $d0_tag AS tag"""
+
+COMBINED_KEY = "man[tall]-(wearing)->hat[red]"
+
+COMBINED = """\
+MATCH (i:Image)
+WHERE i.id IN $c_ids
+WITH i
+MATCH (i)-[:HAS]->(o0:Object)
+WHERE NOT o0.name IN $c_o0
+  AND $c_a0 IN o0.attributes
+WITH i, o0, CASE WHEN o0.name = $c_eq_o0 THEN 0 ELSE 1 END + CASE WHEN $c_eq_a0 IN o0.attributes THEN 0 ELSE 1 END AS c0
+WHERE c0 <= $c_max
+MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
+WHERE o1.name = $c_o1
+  AND any(a IN o1.attributes WHERE a = $c_a1_x OR a IN $c_a1)
+  AND o1 <> o0
+WITH i, o0, r0, o1, c0, c0 + CASE WHEN r0.name = $c_eq_r0 THEN 0 ELSE 1 END + CASE WHEN o1.name = $c_eq_o1 THEN 0 ELSE 1 END + CASE WHEN $c_eq_a1 IN o1.attributes THEN 0 ELSE 1 END AS c1
+WHERE c1 <= $c_max
+RETURN i.id AS image_id, $c_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names"""

@@ -10,8 +10,10 @@ from covr.related.cypher_path import (
     AnchoredBranch,
     Branch,
     BuilderError,
+    CombinedBranch,
     Rule,
     anchored_query,
+    combined_query,
     exact_rules,
     fragment,
     match_query,
@@ -19,7 +21,15 @@ from covr.related.cypher_path import (
     union_query,
 )
 from covr.scene.subgraph import Subgraph
-from tests.unit.related.golden_related import ANCHORED, ANCHORED_KEY, EXACT, SHAPES, UNION
+from tests.unit.related.golden_related import (
+    ANCHORED,
+    ANCHORED_KEY,
+    COMBINED,
+    COMBINED_KEY,
+    EXACT,
+    SHAPES,
+    UNION,
+)
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -108,3 +118,16 @@ def test_anchor_must_be_a_fixed_name() -> None:
     rules["object@0"] = Rule("ne", "man")
     with pytest.raises(BuilderError, match="anchor"):
         anchored_query([AnchoredBranch(g, rules, "object@0", None, 0)])
+
+
+def test_combined_query_matches_golden_text() -> None:
+    g = Subgraph.from_key(COMBINED_KEY)
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("not_in", values=("person",))
+    rules["attribute@1"] = Rule("eq_or_in", "red", ("blue",))
+    rules["relation@0"] = Rule("any")
+    query, params = combined_query(CombinedBranch(g, rules, 2, ["gqa:1"]))
+    assert query == COMBINED
+    assert params["c_max"] == 2
+    assert params["c_ids"] == ["gqa:1"]
+    assert (params["c_eq_o0"], params["c_eq_a1"], params["c_eq_r0"]) == ("man", "red", "wearing")
