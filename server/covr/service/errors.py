@@ -26,6 +26,7 @@ from covr.graph.errors import (
     QueryTimeout,
     StoreUnavailable,
 )
+from covr.models.errors import ModelInputError, ModelResourceError
 from covr.questions.errors import GenerationError, TemplateError
 from covr.related.lookup import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.scene.model import SceneGraphError
@@ -97,6 +98,8 @@ DOMAIN_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (UnknownSubgraph, grpc.StatusCode.NOT_FOUND),
     (StatsMissing, grpc.StatusCode.FAILED_PRECONDITION),
     (RelatedError, grpc.StatusCode.INVALID_ARGUMENT),
+    (ModelInputError, grpc.StatusCode.INVALID_ARGUMENT),
+    (ModelResourceError, grpc.StatusCode.FAILED_PRECONDITION),
     (GenerationError, grpc.StatusCode.INVALID_ARGUMENT),
     (TemplateError, grpc.StatusCode.INVALID_ARGUMENT),
     (GraphError, grpc.StatusCode.INTERNAL),
@@ -159,6 +162,9 @@ def status_for(exc: BaseException, method: str = "") -> grpc.Status:
     if isinstance(exc, RelatedError) and not isinstance(
         exc, UnknownImage | UnknownSubgraph | StatsMissing
     ):
+        violation = FieldViolation(exc.field, exc.message)
+        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
+    if isinstance(exc, ModelInputError):
         violation = FieldViolation(exc.field, exc.message)
         return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
     if isinstance(exc, GenerationError | TemplateError):

@@ -4,19 +4,29 @@ Each room is optional here: a server whose build does not contain a room's publi
 answers its RPCs with ``FAILED_PRECONDITION`` ("not available yet"). The servicer never contains
 business logic; it validates, converts and calls what this object holds.
 
-Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md) and question
-generation (``covr.questions`` over the same lookup through ``StoreRelated``, docs/questions.md).
+Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md), question
+generation (``covr.questions`` over the same lookup through ``StoreRelated``, docs/questions.md),
+and the ONNX classifiers (``covr.models``, docs/models.md), which load on first use so that a
+machine without WordNet still serves everything else.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from covr import models
 from covr.graph.store import GraphStore
 from covr.questions.store_source import StoreRelated
 from covr.related.lookup import RelatedLookup
 from covr.settings import Settings
+
+log = logging.getLogger("covr.service")
 
 
 @dataclass
@@ -24,10 +34,8 @@ class Rooms:
     """Handles of the rooms behind the RPCs; ``None`` = that room has not landed."""
 
     related: RelatedLookup | None = None
-    exclusivity: Any | None = None
-    presence: Any | None = None
     questions: StoreRelated | None = None
-    models: Any | None = None
+    models: Models | None = None
 
 
 def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
@@ -36,4 +44,58 @@ def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
     Created once per server, after any fork, so caches are shared by every RPC.
     """
     lookup = RelatedLookup(store, settings=settings)
-    return Rooms(related=lookup, questions=StoreRelated(lookup))
+    return Rooms(related=lookup, questions=StoreRelated(lookup), models=Models(settings))
+
+
+@cache
+def _sha256(path: Path, size: int, mtime: float) -> str:
+    del size, mtime  # part of the cache key: a replaced file is hashed again
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass
+class Models:
+    """The exclusivity and presence models, loaded once per process on first use."""
+
+    settings: Settings
+
+    def warm(self) -> None:
+        """Load both models now (the exclusivity model reads WordNet: seconds), so that the
+        first scoring call does not pay for it; failures are logged, calls then report them."""
+        try:
+            self.exclusivity()
+            self.presence()
+        except Exception as exc:  # a missing model or WordNet must not stop the server
+            log.warning("models not loaded: %s", exc)
+
+    def exclusivity(self) -> Any:
+        return models.load_exclusivity_model(settings=self.settings)
+
+    def presence(self) -> Any:
+        return models.load_presence_model(settings=self.settings)
+
+    def info(self) -> list[dict[str, Any]]:
+        """One entry per model: name, version, kind, file, sha256, metadata, tensors."""
+        out = []
+        for kind, entry in models.model_info(self.settings).items():
+            path = Path(entry["file"])
+            stat = path.stat()
+            meta = entry.get("metadata", {})
+            out.append(
+                {
+                    "kind": kind,
+                    "name": str(meta.get("model_name", kind)),
+                    "version": str(meta.get("version", "")),
+                    "path": str(path),
+                    "sha256": _sha256(path, stat.st_size, stat.st_mtime),
+                    "metadata": {
+                        k: v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+                        for k, v in meta.items()
+                    },
+                    "inputs": [
+                        (name, ["batch", str(width)]) for name, width in entry["inputs"].items()
+                    ],
+                    "outputs": [(str(entry["output"]), ["batch"])],
+                }
+            )
+        return out

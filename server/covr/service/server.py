@@ -30,7 +30,7 @@ from covr.service.interceptors import (
     ObserveInterceptor,
 )
 from covr.service.metrics import metrics, start_metrics_http
-from covr.service.rooms import open_rooms
+from covr.service.rooms import Rooms, open_rooms
 from covr.service.servicer import CovrServicer
 from covr.settings import Settings
 from covr_client._proto import service_pb2, service_pb2_grpc
@@ -82,6 +82,7 @@ class Service:
     settings: Settings
     store: GraphStore
     health: health.HealthServicer
+    rooms: Rooms
     owns_store: bool = False
     metrics_port: int | None = None
     _metrics_http: Any = None
@@ -97,6 +98,8 @@ class Service:
     def start(self) -> Service:
         self.server.start()
         self._set_serving(True)
+        if self.rooms.models is not None:
+            threading.Thread(target=self.rooms.models.warm, name="covr-models", daemon=True).start()
         self._watcher = threading.Thread(target=self._watch, name="covr-health", daemon=True)
         self._watcher.start()
         log.info("covr service listening on %s (%s)", self.target, "TLS" if self.tls else "plain")
@@ -183,6 +186,7 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
         settings=settings,
         store=store,
         health=health_servicer,
+        rooms=rooms,
         owns_store=owns_store,
     )
     if collector is not None:

@@ -20,12 +20,14 @@ import grpc
 from covr.graph import catalog, name_stats
 from covr.graph.report import COUNT_FIELDS, store_stats
 from covr.graph.store import GraphStore
+from covr.models import ModelInputError
 from covr.questions.generate import (
     MAX_SEED,
     GenerationOptions,
     check_images,
     generate_for_image,
 )
+from covr.related.exclusivity import EXCLUSIVE_THRESHOLD
 from covr.related.lookup import RelatedResult, enumeration_options
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
@@ -251,8 +253,10 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     ) -> related_pb2.ScoreExclusivityResponse:
         self._batch_size(len(request.pairs), "pairs")
         violations: list[FieldViolation] = []
+        pairs: list[tuple[str, str, str]] = []
         for i, pair in enumerate(request.pairs):
-            if pair.node_type not in _NODE_TYPES:
+            kind = _NODE_TYPES.get(pair.node_type)
+            if kind is None:
                 violations.append(
                     FieldViolation(
                         f"pairs[{i}].node_type", "must be OBJECT, ATTRIBUTE, RELATION or RELMOD"
@@ -260,19 +264,34 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 )
             violations += convert.check_text(pair.x, f"pairs[{i}].x")
             violations += convert.check_text(pair.x_prime, f"pairs[{i}].x_prime")
+            pairs.append((kind or "object", pair.x, pair.x_prime))
         if violations:
             raise InvalidArgument(violations[:100])
-        raise NotAvailableYet("the exclusivity model")
+        if self.rooms.models is None:
+            raise NotAvailableYet("the exclusivity model")
+        model = self.rooms.models.exclusivity()
+        scores = model.m_batch(pairs)
+        out = related_pb2.ScoreExclusivityResponse(
+            threshold=EXCLUSIVE_THRESHOLD,
+            model=related_pb2.ModelRef(name=_model_name(model), version=model.version),
+        )
+        for pair, score in zip(request.pairs, scores, strict=True):
+            out.scores.add(pair=pair, score=float(score), exclusive=score > EXCLUSIVE_THRESHOLD)
+        return out
 
     def ScorePresence(
         self, request: related_pb2.ScorePresenceRequest, context: grpc.ServicerContext
     ) -> related_pb2.ScorePresenceResponse:
         self._batch_size(len(request.queries), "queries")
         violations: list[FieldViolation] = []
+        subgraphs: list[Subgraph | None] = []
         for i, query in enumerate(request.queries):
             try:
-                convert.subgraph_from_proto(query.subgraph, f"queries[{i}].subgraph")
+                subgraphs.append(
+                    convert.subgraph_from_proto(query.subgraph, f"queries[{i}].subgraph")
+                )
             except InvalidArgument as exc:
+                subgraphs.append(None)
                 violations += exc.violations
             violations += convert.check_text(query.image_id, f"queries[{i}].image_id")
             if len(query.image_features) > MAX_IMAGE_FEATURES:
@@ -283,12 +302,54 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 )
         if violations:
             raise InvalidArgument(violations[:100])
-        raise NotAvailableYet("the presence model")
+        if self.rooms.models is None:
+            raise NotAvailableYet("the presence model")
+        model = self.rooms.models.presence()
+        scenes: dict[str, SceneGraph] = {}
+        items = []
+        with self.deadlines.scope(context):
+            for i, (query, g) in enumerate(zip(request.queries, subgraphs, strict=True)):
+                if query.image_id not in scenes:
+                    scenes[query.image_id] = self._scene_graph(
+                        query.image_id, f"queries[{i}].image_id"
+                    )
+                features = list(query.image_features) or None
+                items.append((g, scenes[query.image_id], features))
+        try:
+            scores = model.score_batch(items)
+        except ModelInputError as exc:
+            raise InvalidArgument.field(
+                exc.field.replace("items[", "queries[", 1).replace(".features", ".image_features"),
+                exc.message,
+            ) from exc
+        out = related_pb2.ScorePresenceResponse(
+            model=related_pb2.ModelRef(name=_model_name(model), version=model.version)
+        )
+        for query, g, score in zip(request.queries, subgraphs, scores, strict=True):
+            assert g is not None
+            out.scores.add(image_id=query.image_id, subgraph_key=g.key, score=float(score))
+        return out
 
     def GetModelInfo(
         self, request: related_pb2.GetModelInfoRequest, context: grpc.ServicerContext
     ) -> related_pb2.GetModelInfoResponse:
-        raise NotAvailableYet("model information")
+        if self.rooms.models is None:
+            raise NotAvailableYet("model information")
+        out = related_pb2.GetModelInfoResponse()
+        for entry in self.rooms.models.info():
+            info = out.models.add(
+                name=entry["name"],
+                version=entry["version"],
+                kind=entry["kind"],
+                path=entry["path"],
+                sha256=entry["sha256"],
+            )
+            info.metadata.update(entry["metadata"])
+            for name, shape in entry["inputs"]:
+                info.inputs.add(name=name, type="float32", shape=shape)
+            for name, shape in entry["outputs"]:
+                info.outputs.add(name=name, type="float32", shape=shape)
+        return out
 
     # ------------------------------------------------------------------ questions
 
@@ -398,14 +459,16 @@ def _generation_options(
     )
 
 
-_NODE_TYPES = frozenset(
-    {
-        scene_pb2.NODE_TYPE_OBJECT,
-        scene_pb2.NODE_TYPE_ATTRIBUTE,
-        scene_pb2.NODE_TYPE_RELATION,
-        scene_pb2.NODE_TYPE_RELMOD,
-    }
-)
+_NODE_TYPES: dict[int, str] = {
+    scene_pb2.NODE_TYPE_OBJECT: "object",
+    scene_pb2.NODE_TYPE_ATTRIBUTE: "attribute",
+    scene_pb2.NODE_TYPE_RELATION: "relation",
+    scene_pb2.NODE_TYPE_RELMOD: "relmod",
+}
+
+
+def _model_name(model: Any) -> str:
+    return str(model.metadata.get("model_name", ""))
 
 
 class _Import:

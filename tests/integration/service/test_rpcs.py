@@ -3,6 +3,9 @@ error codes, through the SDK (typed results, SDK exceptions) and raw stubs where
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import grpc
 import pytest
 
@@ -229,18 +232,12 @@ def test_import_equals_the_batch_loaders(server: TestServer) -> None:
 # ---------------------------------------------------------------------- rooms not landed yet
 
 
-def test_pending_rpcs_validate_then_answer_failed_precondition(client: Client) -> None:
-    with pytest.raises(FailedPreconditionError):
-        client.score_exclusivity([("object", "man", "woman")])
-    with pytest.raises(FailedPreconditionError):
-        client.score_presence([PresenceQuery("man-(wearing)->hat", "gqa:2370799")])
-    with pytest.raises(FailedPreconditionError):
-        client.model_info()
+def test_questions_by_subgraph_answer_failed_precondition(client: Client) -> None:
     with pytest.raises(FailedPreconditionError):
         next(client.generate_questions(subgraph="man-(wearing)->hat", count=3))
 
 
-def test_pending_rpcs_refuse_bad_input_with_field_violations(client: Client) -> None:
+def test_bad_input_gets_field_violations(client: Client) -> None:
     with pytest.raises(InvalidArgumentError) as err:
         next(client.find_related_images("man-(wearing", seed=1))
     assert err.value.field_violations[0].field == "subgraph.key"
@@ -433,3 +430,87 @@ def test_generate_questions_count_templates_and_errors(client: Client) -> None:
     with pytest.raises(InvalidArgumentError) as err:
         next(client.generate_questions(image_id="gqa:2370799", split="train"))
     assert err.value.field_violations[0].field == "image_id"
+
+
+# ---------------------------------------------------------------------- models
+
+
+def test_exclusivity_scores_equal_the_model(client: Client) -> None:
+    from covr.models import load_exclusivity_model
+
+    pairs: list[tuple[Any, str, str]] = [
+        ("relation", "riding", "near"),
+        ("relation", "near", "riding"),
+        ("object", "man", "woman"),
+        ("object", "man", "person"),
+        ("attribute", "red", "blue"),
+        ("attribute", "red", "wooden"),
+        ("relmod", "using", "with"),
+    ]
+    got = client.score_exclusivity(pairs, timeout=180)
+    model = load_exclusivity_model()
+    expected = model.m_batch(pairs)
+    assert [s.score for s in got] == pytest.approx(expected, abs=1e-6)
+    assert [(s.node_type, s.x, s.x_prime) for s in got] == pairs
+    assert [s.exclusive for s in got] == [e > 0.5 for e in expected]
+    assert got[0].exclusive
+    assert not got[1].exclusive  # directional (paper App. A)
+
+
+def test_exclusivity_bad_terms_name_the_pair(client: Client) -> None:
+    with pytest.raises(InvalidArgumentError) as err:
+        client.score_exclusivity([("object", "man", "x" * 200)], timeout=180)
+    assert err.value.field_violations[0].field == "pairs[0].x_prime"
+
+
+def test_presence_scores_equal_the_model(server: TestServer, client: Client) -> None:
+    from covr.models import load_presence_model
+
+    keys = [s.key for s in client.list_subgraphs("gqa:2370799") if len(s.relations) <= 1][:6]
+    queries = [PresenceQuery(k, "gqa:2370799") for k in keys] + [
+        PresenceQuery("man-(wearing)->hat", "vg:1", tuple(float(i) / 32 for i in range(32)))
+    ]
+    got = client.score_presence(queries, timeout=180)
+    model = load_presence_model()
+    items: list[tuple[Any, Any, Any]] = []
+    for q in queries:
+        scene = get_scene_graph(server.store, q.image_id)
+        items.append((_domain_subgraph(str(q.subgraph)), scene, list(q.image_features) or None))
+    expected = model.score_batch(items)
+    assert [s.score for s in got] == pytest.approx([float(e) for e in expected], abs=1e-6)
+    assert [s.subgraph_key for s in got] == [_domain_subgraph(str(q.subgraph)).key for q in queries]
+
+
+def _domain_subgraph(key: str) -> Any:
+    from covr.scene.subgraph import Subgraph as DomainSubgraph
+
+    return DomainSubgraph.from_key(key)
+
+
+def test_presence_errors(client: Client) -> None:
+    with pytest.raises(InvalidArgumentError) as err:
+        client.score_presence(
+            [PresenceQuery("man-(wearing)->hat-(on)->head", "gqa:2370799")], timeout=180
+        )
+    assert err.value.field_violations[0].field == "queries[0].subgraph"
+    with pytest.raises(InvalidArgumentError) as err:
+        client.score_presence([PresenceQuery("man", "gqa:2370799", (1.0,))], timeout=180)
+    assert err.value.field_violations[0].field == "queries[0].image_features"
+    with pytest.raises(NotFoundError):
+        client.score_presence([PresenceQuery("man", "gqa:none")], timeout=180)
+
+
+def test_model_info(client: Client) -> None:
+    import hashlib
+
+    from covr.models import load_exclusivity_model, load_presence_model
+
+    infos = {m.kind: m for m in client.model_info(timeout=60)}
+    assert set(infos) == {"exclusivity", "presence"}
+    assert infos["exclusivity"].version == load_exclusivity_model().version
+    assert infos["presence"].version == load_presence_model().version
+    for info in infos.values():
+        assert info.sha256 == hashlib.sha256(Path(info.path).read_bytes()).hexdigest()
+        assert info.metadata["model_name"] == info.name
+        assert info.inputs
+        assert info.outputs
