@@ -28,7 +28,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.reference import SceneIndex, contains, distractors
-from covr.scene.edits import NodeType, name_at, parse_position, positions, signature_sort_key
+from covr.scene.edits import (
+    NodeType,
+    name_at,
+    parse_position,
+    positions,
+    signature,
+    signature_sort_key,
+)
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 
@@ -161,26 +168,39 @@ class InMemoryRelated:
         checked: set[str] = set()
         budget = self.max_checks
         for pattern in patterns:
+            if budget <= 0:
+                break
+            own = signature(pattern)
+            if len(hits.get(own, ())) >= per_signature:
+                continue  # already filled by images verified for earlier patterns
             fixed = [
                 (parse_position(p)[0], name_at(g, p)) for p in all_positions if p not in pattern
             ]
             pool = self._intersection(fixed, split)
-            batch: list[str] = []
-            for image_id in _seeded_order(pool, rng):
-                if budget <= 0 or len(batch) >= per_signature * 3:
+            spent = 0
+            order = iter(_seeded_order(pool, rng))
+            # Verify in small batches and stop as soon as this pattern's signature is full: with
+            # plentiful data (1x) most patterns fill from the first few candidates.
+            while budget > 0 and spent < per_signature * 3:
+                batch: list[str] = []
+                for image_id in order:
+                    if image_id in checked:
+                        continue
+                    checked.add(image_id)
+                    batch.append(image_id)
+                    if len(batch) >= min(per_signature, budget):
+                        break
+                if not batch:
                     break
-                if image_id in checked:
-                    continue
-                checked.add(image_id)
-                batch.append(image_id)
-                budget -= 1
-            if not batch:
-                continue
-            view = _Restricted(self.index, sorted(batch))
-            for d in distractors(view, g, self.exclusivity, len(pattern)):
-                bucket = hits.setdefault(d.signature, [])
-                if len(bucket) < per_signature:
-                    bucket.append(RelatedImage(d.image_id, d.signature, d.subgraph))
+                spent += len(batch)
+                budget -= len(batch)
+                view = _Restricted(self.index, sorted(batch))
+                for d in distractors(view, g, self.exclusivity, len(pattern)):
+                    bucket = hits.setdefault(d.signature, [])
+                    if len(bucket) < per_signature:
+                        bucket.append(RelatedImage(d.image_id, d.signature, d.subgraph))
+                if len(hits.get(own, ())) >= per_signature:
+                    break
         return [r for sig in sorted(hits, key=signature_sort_key) for r in hits[sig]]
 
     # -- helpers -------------------------------------------------------------------------------
