@@ -358,3 +358,59 @@ def test_a_cancelled_import_ends_quietly_and_writes_all_or_nothing(
         with contextlib.suppress(NotFoundError):
             assert client.get_scene_graph("cancelled:1") == graph
         assert client.health()
+
+
+def _start_falkordb(port: int, directory: Path) -> Any:
+    """A FalkorDB server on a TCP port of its own (the external-server backend), to be killed."""
+    import socket
+    import subprocess
+
+    from covr.graph.embedded import falkordb_binaries
+
+    server, module = falkordb_binaries()
+    process = subprocess.Popen(
+        [str(server), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(directory), "--loadmodule", str(module)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("FalkorDB did not start")
+
+
+def test_store_down_is_unavailable_and_not_serving(tmp_path: Path) -> None:
+    from covr.graph import open_store
+
+    port = _free_port()
+    falkordb = _start_falkordb(port, tmp_path)
+    try:
+        settings = Settings(  # type: ignore[call-arg]
+            _env_file=None, data_dir=tmp_path, graph_uri=f"falkor://127.0.0.1:{port}"
+        )
+        store = open_store(settings)
+        store.apply_schema()
+        with running_server(store=store) as own, own.client(retry=NO_RETRY, timeout=10) as client:
+            assert client.statistics().totals.images == 0
+            falkordb.kill()
+            falkordb.wait()
+            with pytest.raises(UnavailableError):
+                client.statistics()
+            with grpc.insecure_channel(own.target) as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                deadline = time.monotonic() + 20
+                status = health_pb2.HealthCheckResponse.SERVING
+                while time.monotonic() < deadline and status == 1:
+                    time.sleep(0.5)
+                    status = health.Check(health_pb2.HealthCheckRequest(), timeout=5).status
+                assert status == health_pb2.HealthCheckResponse.NOT_SERVING
+        store.close()
+    finally:
+        if falkordb.poll() is None:
+            falkordb.kill()
+            falkordb.wait()
