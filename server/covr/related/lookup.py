@@ -686,8 +686,8 @@ class RelatedLookup:
             return False
         if remaining <= self.settings.related_direct_min_pool:
             return False
-        if state.target is None:
-            return True  # a full result: the exact pool is always cheaper than the scan
+        if state.target is None or not state.signature:
+            return True  # a full result, or the positives: the exact pool beats the scan
         cap = self.settings.related_direct_max_nodes
         kind = parse_position(state.anchor)[0]
         name = name_at(state.g, state.anchor)
@@ -814,7 +814,8 @@ class RelatedLookup:
                 self._go_direct(g, [s for s in active if self._wants_direct(s)], split, seed)
             rounds += 1
             batches: dict[int, list[str]] = {}
-            budgeted = [s for s in states if not s.done and s.target is not None]
+            # positives (signature "") are never cut short: every question needs them
+            budgeted = [s for s in states if not s.done and s.target is not None and s.signature]
             share = None
             if budget and budgeted:
                 if spent >= budget:
@@ -824,13 +825,10 @@ class RelatedLookup:
             for n, state in enumerate(states):
                 if state.done:
                     continue
-                size = (
-                    state.batch
-                    if share is None or state.target is None
-                    else min(state.batch, share)
-                )
+                limited = share is not None and state.target is not None and state.signature
+                size = min(state.batch, share) if limited and share is not None else state.batch
                 taken = state.stream.take(size)
-                if state.target is not None:
+                if limited:
                     spent += len(taken)
                 ids = [table.ids[i] for i in taken]
                 state.batch = min(state.batch * 4, self.settings.related_batch_max)
