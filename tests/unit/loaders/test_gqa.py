@@ -131,16 +131,22 @@ def test_truncated_file_keeps_the_records_before_the_cut(tmp_path: Path) -> None
     assert problems[-1].record == REST_OF_FILE
     assert "truncated" in problems[-1].message
     assert problems[-1].offset is not None
+    assert problems[-1].file == str(path)
 
 
 def test_invalid_utf8_is_reported_not_raised(tmp_path: Path) -> None:
     text = json.dumps({"1": good_record(), "2": good_record()}).encode()
-    broken = text.replace(b'"hat"', b'"h\xffat"', 1)
+    cut = text.rindex(b'"hat"')  # in record 2: record 1 stays valid
+    broken = text[:cut] + b'"h\xffat"' + text[cut + 5 :]
     path = tmp_path / "val_sceneGraphs.json"
     path.write_bytes(broken)
-    _graphs, problems = read(path)
+    graphs, problems = read(path)
+    assert [g.original_id for g in graphs] == ["1"]
     assert len(problems) == 1
     assert "UTF-8" in problems[0].message
+    assert problems[0].file == str(path)
+    assert problems[0].record == REST_OF_FILE
+    assert f"near byte {problems[0].offset}" in str(problems[0])
 
 
 @pytest.mark.parametrize(

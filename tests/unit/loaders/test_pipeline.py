@@ -294,3 +294,16 @@ def test_prerender_refuses_deep_nesting_like_the_renderer() -> None:
         deep = [deep]
     with pytest.raises(ParameterError, match="nested deeper"):
         prerender(deep)
+
+
+def test_duplicate_image_id_in_a_second_file_names_both_files(tmp_path: Path) -> None:
+    sample = json.loads((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
+    first_id = next(iter(sample))
+    other = tmp_path / "train_sceneGraphs.json"
+    other.write_text(json.dumps({first_id: sample[first_id], "new-1": sample[first_id]}))
+    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json", other], "val", settings(tmp_path))
+    summary = validate_only(job)
+    assert summary.images == len(sample) + 1  # "new-1" is loaded, the repeated id is not
+    (problem,) = summary.problems
+    assert (problem.file, problem.record, problem.field) == (str(other), first_id, "image id")
+    assert str(SAMPLES / "gqa" / "val_sceneGraphs.json") in problem.message
