@@ -176,6 +176,11 @@ def wordnet_neighbours(
     def lemma(syn: Any) -> str:
         return str(syn.lemmas()[0].name()).replace("_", " ").lower()
 
+    def ordered(synsets: Iterable[Any]) -> list[Any]:
+        # nltk keeps pointers in sets of (pos, offset): their order changes with the process's
+        # hash seed, so sort before slicing or sampling or retraining would not be reproducible.
+        return sorted(synsets, key=lambda s: str(s.name()))
+
     for noun in sorted(set(nouns)):
         syns = wordnet.synsets(noun.replace(" ", "_"), "n")[:2]
         for syn in syns:
@@ -183,14 +188,14 @@ def wordnet_neighbours(
                 out["object"].add((noun, lem.name().replace("_", " ").lower()))
             level = [syn]
             for _ in range(4):
-                level = [h for s in level for h in s.hypernyms()[:1]]
+                level = [h for s in level for h in ordered(s.hypernyms())[:1]]
                 for hyper in level:
                     out["object"].add((noun, lemma(hyper)))
-            hypos = syn.hyponyms()
+            hypos = ordered(syn.hyponyms())
             for hypo in rng.sample(hypos, min(3, len(hypos))):
                 out["object"].add((noun, lemma(hypo)))
-            for parent in syn.hypernyms()[:1]:
-                sibs = [s for s in parent.hyponyms() if s != syn]
+            for parent in ordered(syn.hypernyms())[:1]:
+                sibs = [s for s in ordered(parent.hyponyms()) if s != syn]
                 for sib in rng.sample(sibs, min(4, len(sibs))):
                     out["object"].add((noun, lemma(sib)))
     for adj in sorted(set(adjectives)):
@@ -198,7 +203,7 @@ def wordnet_neighbours(
             for lem in syn.lemmas():
                 for ant in lem.antonyms():
                     out["attribute"].add((adj, ant.name().replace("_", " ").lower()))
-            for sim in syn.similar_tos()[:3]:
+            for sim in ordered(syn.similar_tos())[:3]:
                 out["attribute"].add((adj, lemma(sim)))
     return {k: {(a, b) for a, b in v if a != b and _safe(b) == b} for k, v in out.items()}
 
