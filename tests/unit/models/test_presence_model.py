@@ -137,3 +137,42 @@ def test_bad_presence_input(presence: PresenceModel) -> None:
         presence.score_batch([(Subgraph.single("man"), "gqa:1", None)])  # type: ignore[list-item]
     with pytest.raises(ModelInputError, match="must be a Subgraph"):
         presence.score("man", scene)  # type: ignore[arg-type]
+
+
+def test_presence_onnx_equals_the_training_time_model(tmp_path: Path) -> None:
+    from covr.models.features import Lexicon
+    from covr.models.presence import CoStats, PresenceFeaturizer, collect_stats
+    from covr.models.presence_train import Mined, examples, export_presence, train_presence
+
+    scene = _scene()
+    other = SceneGraph.build(
+        source="gqa",
+        original_id="2",
+        split="val",
+        objects=[Object("1", "woman", ("young",)), Object("2", "hat", ("red",))],
+        relations=[Relation("1.0", "holding", "1", "2")],
+    )
+    mined = [
+        Mined(Subgraph.from_key("man-(wearing)->hat"), (scene,), ((other, "object@0"),)),
+        Mined(Subgraph.from_key("hat[red]"), (scene, other), ()),
+        Mined(Subgraph.from_key("man[tall]"), (scene,), ((other, "object@0+attribute@0"),)),
+        Mined(Subgraph.from_key("man-(riding)->horse"), (scene,), ((other, "object@0"),)),
+    ]
+    data = examples(mined * 3, seed=1)
+    assert {e.label for e in data} == {0, 1}
+    stats = collect_stats([scene, other], min_count=1)
+    featurizer = PresenceFeaturizer(CoStats(stats), Lexicon({}))
+    result = train_presence(
+        featurizer=featurizer, train=data, heldout=data, trained_on={"fixture": True}, seed=2
+    )
+    path = tmp_path / "presence.onnx"
+    export_presence(path, result, stats=stats, lexicon=Lexicon({}), created_by="test")
+    served = PresenceModel(path)
+    items = [(e.subgraph, e.scene) for e in data]
+    graph = featurizer.rows(items)
+    full = np.hstack([graph, np.zeros((len(items), IMAGE_FEATURES), dtype=np.float32)])
+    w = result.weights
+    expected = result.sklearn_model.predict_proba((full - w.mean) / w.scale)[:, 1]
+    got = served.score_batch([(g, s, None) for g, s in items])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    assert served.thresholds == result.thresholds
