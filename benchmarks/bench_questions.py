@@ -11,7 +11,9 @@ generator's figure quoted in DESIGN §7 (~47 q/s with one process, ~82 with two)
 parent and of the workers, a cProfile breakdown of one single-worker run grouped by stage, the
 two-answer share, and unbalanced -> balanced counts (``balance`` with equal counts per template).
 
-The machine is shared by several engineers: numbers are noisy; the load average is printed.
+The machine is shared by several engineers: wall-clock numbers are noisy (the load average is
+printed), so CPU seconds of the generating processes are reported too (``questions_per_cpu_s``:
+what one dedicated core would do).
 
 Run: ``.venv/bin/python benchmarks/bench_questions.py [--scales 8500 85000] [--sources 40]
 [--repeats 3] [--json PATH]``.
@@ -23,16 +25,19 @@ import argparse
 import cProfile
 import json
 import os
+import pickle
 import pstats
 import resource
 import statistics
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 from covr.questions.balance import balance
 from covr.questions.generate import GenerationOptions, generate
 from covr.questions.related_source import InMemoryRelated
+from covr.scene.model import SceneGraph
 from covr_loaders import synthetic
 
 GOAL = 500.0
@@ -43,13 +48,21 @@ def rss_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run(
     provider: InMemoryRelated, options: GenerationOptions, ids: list[str], workers: int
-) -> tuple[float, list[dict[str, Any]]]:
+) -> tuple[float, float, list[dict[str, Any]]]:
+    """Wall seconds, CPU seconds (this process + finished workers) and the examples."""
     provider._cache = type(provider._cache)(provider._cache.size)  # fresh result cache
+    cpu = _cpu()
     start = time.perf_counter()
     examples = list(generate(provider, options, ids, workers=workers))
-    return time.perf_counter() - start, examples
+    return time.perf_counter() - start, _cpu() - cpu, examples
 
 
 STAGE_FUNCTIONS = {
@@ -86,6 +99,21 @@ def profile(
     return out
 
 
+def synthesize(scale: int, seed: int, cache: str) -> list[SceneGraph]:
+    """The synthetic scene graphs (pickled under ``cache`` so repeated runs skip generation)."""
+    path = Path(cache) / f"scenes-{scale}-{seed}.pickle" if cache else None
+    if path is not None and path.exists():
+        with path.open("rb") as handle:
+            loaded: list[SceneGraph] = pickle.load(handle)  # our own cache file
+            return loaded
+    scenes = list(synthetic.generate(scale, seed=seed, split="val"))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as handle:
+            pickle.dump(scenes, handle)
+    return scenes
+
+
 def two_answer_share(examples: list[dict[str, Any]]) -> float:
     answers: dict[str, set[str]] = defaultdict(set)
     for e in examples:
@@ -100,11 +128,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default="")
+    parser.add_argument("--cache", default="", help="Directory to keep pickled synthetic scenes.")
     args = parser.parse_args()
     results = []
     for scale in args.scales:
         t0 = time.perf_counter()
-        scenes = list(synthetic.generate(scale, seed=args.seed, split="val"))
+        scenes = synthesize(scale, args.seed, args.cache)
         t1 = time.perf_counter()
         provider = InMemoryRelated(scenes)
         t2 = time.perf_counter()
@@ -120,14 +149,18 @@ def main() -> None:
         examples: list[dict[str, Any]] = []
         for workers in (1, 2):
             times = []
+            cpus = []
             for _ in range(args.repeats):
-                elapsed, examples = run(provider, options, ids, workers)
+                elapsed, cpu, examples = run(provider, options, ids, workers)
                 times.append(elapsed)
+                cpus.append(cpu)
             median = statistics.median(times)
             qps = len(examples) / median
             row[f"workers_{workers}"] = {
                 "examples": len(examples),
                 "median_s": round(median, 2),
+                "median_cpu_s": round(statistics.median(cpus), 2),
+                "questions_per_cpu_s": round(len(examples) / statistics.median(cpus), 1),
                 "questions_per_s": round(qps, 1),
                 "ratio_to_goal_500": round(qps / GOAL, 2),
                 "ratio_to_original": round(qps / ORIGINAL[workers], 1),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Protocol, runtime_checkable
@@ -102,6 +102,7 @@ class InMemoryRelated:
         *,
         max_checks: int = 60,
         cache_size: int = 4096,
+        max_scan: int = 4096,
     ) -> None:
         self.index = scenes if isinstance(scenes, SceneIndex) else SceneIndex(scenes)
         self.exclusivity = exclusivity or default_exclusivity()
@@ -113,7 +114,7 @@ class InMemoryRelated:
         self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
         self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
         self._cache = _Lru(cache_size)
-        self._intersections = _Lru(cache_size)
+        self.max_scan = max_scan
 
     # -- protocol ------------------------------------------------------------------------------
 
@@ -144,10 +145,10 @@ class InMemoryRelated:
 
     def _positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
         names = [(parse_position(p)[0], name_at(g, p)) for p in positions(g)]
-        pool = self._intersection(names, split)
         rng = random.Random(stable_seed(seed, "positives", g.key, split))
+        candidates = self._candidates(names, split, rng)
         found: list[str] = []
-        for image_id in _seeded_order(pool, rng):
+        for image_id in candidates:
             if contains(self.index.scenes[image_id].graph, g):
                 found.append(image_id)
                 if len(found) >= limit:
@@ -176,9 +177,8 @@ class InMemoryRelated:
             fixed = [
                 (parse_position(p)[0], name_at(g, p)) for p in all_positions if p not in pattern
             ]
-            pool = self._intersection(fixed, split)
             spent = 0
-            order = iter(_seeded_order(pool, rng))
+            order = self._candidates(fixed, split, rng)
             # Verify in small batches and stop as soon as this pattern's signature is full: with
             # plentiful data (1x) most patterns fill from the first few candidates.
             while budget > 0 and spent < per_signature * 3:
@@ -215,26 +215,27 @@ class InMemoryRelated:
             self._sorted_postings[key] = cached
         return cached
 
-    def _intersection(self, names: Sequence[tuple[NodeType, str]], split: str) -> list[str]:
-        """Sorted images of ``split`` holding every name (all images when ``names`` is empty)."""
-        if not names:
-            return self.images(split)
-        unique = sorted(set(names), key=lambda n: len(self.index.postings.get(n, ())))
-        key = (split, *unique)
-        cached = self._intersections.get(key)
-        if cached is None:
-            cached = self._intersections.put(key, self._intersect(unique, split))
-        return cached  # type: ignore[no-any-return]
+    def _candidates(
+        self, names: Sequence[tuple[NodeType, str]], split: str, rng: random.Random
+    ) -> Iterator[str]:
+        """Images of ``split`` holding every name, in a seeded order, drawn lazily.
 
-    def _intersect(self, unique: Sequence[tuple[NodeType, str]], split: str) -> list[str]:
+        Draws from the rarest name's sorted posting and keeps the images that also hold the other
+        names, so a few candidates cost a few set lookups instead of a full intersection (at 1x
+        the postings of common names have tens of thousands of images); at most
+        ``max_scan`` images of that posting are looked at.
+        """
+        if not names:
+            yield from _seeded_order(self.images(split), rng)
+            return
+        unique = sorted(set(names), key=lambda n: len(self.index.postings.get(n, ())))
         first = self._posting(unique[0], split)
-        if len(unique) == 1:
-            return first
         rest = [self.index.postings.get(n, set()) for n in unique[1:]]
-        if len(rest) == 1:
-            other = rest[0]
-            return [i for i in first if i in other]
-        return [i for i in first if all(i in r for r in rest)]
+        for looked, image_id in enumerate(_seeded_order(first, rng)):
+            if looked >= self.max_scan:
+                return
+            if all(image_id in r for r in rest):
+                yield image_id
 
 
 class _Lru:
