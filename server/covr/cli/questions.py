@@ -167,11 +167,14 @@ def generate(
     )
     stats: dict[str, Any] = {"examples": 0, "templates": {}}
 
+    answers: dict[str, set[str]] = {}
+
     def counted(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         per = stats["templates"]
         for ex in items:
             stats["examples"] += 1
             per[ex["template"]] = per.get(ex["template"], 0) + 1
+            answers.setdefault(ex["utterance"], set()).add(repr(ex["answer"]))
             yield ex
 
     with progress:
@@ -192,6 +195,8 @@ def generate(
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
+    share = sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
+    typer.echo(f"texts with two answers: {share:.1%} of {len(answers)}", err=True)
     for name, k in sorted(stats["templates"].items()):
         typer.echo(f"  {name:28s} {k}", err=True)
 
