@@ -307,3 +307,22 @@ def test_duplicate_image_id_in_a_second_file_names_both_files(tmp_path: Path) ->
     (problem,) = summary.problems
     assert (problem.file, problem.record, problem.field) == (str(other), first_id, "image id")
     assert str(SAMPLES / "gqa" / "val_sceneGraphs.json") in problem.message
+
+
+def test_batches_grow_with_the_graph_up_to_the_setting(tmp_path: Path) -> None:
+    from itertools import islice
+
+    from covr_loaders.writer import batch_sizes
+
+    assert list(islice(batch_sizes(5000), 7)) == [500, 500, 1000, 2000, 4000, 5000, 5000]
+    assert list(islice(batch_sizes(40), 3)) == [40, 40, 40]
+    path = tmp_path / "train_sceneGraphs.json"
+    from covr_loaders import gqa
+
+    with path.open("w") as handle:
+        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(1700, seed=2)), handle)
+    store = RecordingStore()
+    job = gqa_job([path], "train", settings(tmp_path))
+    summary = run_load(store, job, data_dir=tmp_path, batch_images=5000, parallel=False)
+    assert summary.batches_written == 3  # 500 + 500 + 700 (of 1,000)
+    assert summary.images_written == 1700
