@@ -367,7 +367,7 @@ def eval_presence_cmd(
     at the model's calibrated thresholds and at the paper's defaults (computed now)."""
     from covr.models import ModelResourceError, load_presence_model
     from covr.models.presence import PAPER_THRESHOLDS
-    from covr.models.presence_train import _at
+    from covr.models.presence_train import _at, _auc
 
     try:
         m = load_presence_model(model, settings=load_settings())
@@ -387,7 +387,11 @@ def eval_presence_cmd(
                 "calibrated": _at(scores[mask], y[mask], m.thresholds.get(kind, 0.5)),
                 "paper_default": _at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
             }
-    metrics = {"heldout_by_type": report, "heldout_examples": len(held)}
+    metrics = {
+        "heldout_by_type": report,
+        "heldout_examples": len(held),
+        "heldout_auc": round(_auc(scores, y), 4),
+    }
     if as_json:
         print_json({"version": m.version, "thresholds": m.thresholds, "metrics": metrics})
         return
