@@ -72,3 +72,25 @@ def test_eval_exclusivity_prints_the_gold_table(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     lines = [ln for ln in result.stdout.splitlines() if ln.split()[:2][-1:] == ["gold"]]
     assert [ln.split()[0] for ln in lines] == ["object", "attribute", "relation"]
+
+
+def test_train_refuses_bad_options(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["models", "train", "exclusivity", "--images", "1"])
+    assert result.exit_code == 2
+    assert "--images" in result.output
+    result = runner.invoke(app, ["models", "train", "presence", "--subgraphs", "0"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["models", "train", "colour"])
+    assert result.exit_code == 2
+
+
+def test_missing_models_dir_is_a_clear_error(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("COVR_MODELS_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    result = runner.invoke(app, ["models", "info"])
+    assert result.exit_code == 1
+    assert f"{tmp_path}/exclusivity.onnx does not exist" in result.stderr
+    result = runner.invoke(app, ["models", "eval", "exclusivity"])
+    assert result.exit_code == 1
