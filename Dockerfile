@@ -13,7 +13,12 @@ COPY clients/python ./clients/python
 RUN pip wheel --no-cache-dir --wheel-dir /wheels . ./clients/python
 
 FROM python:3.11-slim
-RUN useradd --create-home --uid 10001 --user-group covr
+# WordNet 3.0 (Debian) is what the exclusivity model's features read at serving time (docs/models.md).
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 --user-group covr
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 USER 10001:10001
