@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
@@ -20,6 +21,30 @@ def _default_data_dir() -> Path:
 
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "covr"
+
+
+PRESENCE_NODE_TYPES = ("object", "attribute", "relation")
+
+
+def parse_thresholds(text: str) -> dict[str, float]:
+    """``"object=0.05,relation=0.1"`` -> ``{"object": 0.05, "relation": 0.1}`` (validated)."""
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, number = part.partition("=")
+        name = name.strip()
+        try:
+            value = float(number) if sep else float("nan")
+        except ValueError:
+            value = float("nan")
+        if name not in PRESENCE_NODE_TYPES or not 0.0 <= value <= 1.0:
+            raise ValueError(
+                "COVR_RELATED_PRESENCE_THRESHOLDS must be comma-separated 'type=value' with type "
+                f"in {', '.join(PRESENCE_NODE_TYPES)} and 0 <= value <= 1, got {part!r}"
+            )
+        out[name] = value
+    return out
 
 
 class Backend(StrEnum):
@@ -197,6 +222,21 @@ class Settings(BaseSettings):
     subgraph_max_per_image: int = Field(
         default=1000, ge=1, description="Subgraphs enumerated per image at most (smallest first)."
     )
+    related_exclusivity: Literal["model", "resource"] = Field(
+        default="model",
+        description="Exclusivity scorer of related-image lookups: 'model' (the ONNX classifier, "
+        "docs/models.md) or 'resource' (the reviewed word lists; no WordNet needed).",
+    )
+    related_presence: bool = Field(
+        default=True,
+        description="Drop candidate distractors in which the presence model finds the subgraph "
+        "probably present though unannotated (requests can still switch it off).",
+    )
+    related_presence_thresholds: str = Field(
+        default="",
+        description="Per changed node type presence thresholds, e.g. 'object=0.05,relation=0.1,"
+        "attribute=0.5' (the paper's values); empty = the model's calibrated thresholds.",
+    )
     related_per_signature: int = Field(
         default=5, ge=1, le=10_000, description="Default distractors per edit signature."
     )
@@ -314,6 +354,12 @@ class Settings(BaseSettings):
                 f"COVR_GRAPH_URI scheme {scheme!r} is not supported; use bolt://, neo4j:// "
                 "(Neo4j), falkor://host:port (FalkorDB) or leave it empty (embedded)"
             )
+        return value
+
+    @field_validator("related_presence_thresholds")
+    @classmethod
+    def _check_thresholds(cls, value: str) -> str:
+        parse_thresholds(value)
         return value
 
     @field_validator("snapshot_schedule")

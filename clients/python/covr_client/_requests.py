@@ -54,6 +54,7 @@ def related(
     distractors: bool,
     presence_filter: bool,
     max_subgraphs: int,
+    exclusivity_model: bool = True,
 ) -> related_pb2.FindRelatedImagesRequest:
     if (subgraph is None) == (image_id is None):
         raise ValueError("give exactly one of subgraph or image_id")
@@ -68,6 +69,7 @@ def related(
         exclude_positives=not positives,
         exclude_distractors=not distractors,
         skip_presence_filter=not presence_filter,
+        skip_exclusivity_model=not exclusivity_model,
         max_subgraphs=max_subgraphs,
     )
     if subgraph is not None:

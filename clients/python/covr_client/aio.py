@@ -213,6 +213,7 @@ class AsyncClient:
         positives: bool = True,
         distractors: bool = True,
         presence_filter: bool = True,
+        exclusivity_model: bool = True,
         max_subgraphs: int = 0,
         timeout: float | None = None,
     ) -> AsyncIterator[RelatedPage]:
@@ -229,6 +230,7 @@ class AsyncClient:
             positives=positives,
             distractors=distractors,
             presence_filter=presence_filter,
+            exclusivity_model=exclusivity_model,
             max_subgraphs=max_subgraphs,
         )
         async for page in self._stream(self._stub.FindRelatedImages, request, timeout):

@@ -254,10 +254,16 @@ class Client:
         positives: bool = True,
         distractors: bool = True,
         presence_filter: bool = True,
+        exclusivity_model: bool = True,
         max_subgraphs: int = 0,
         timeout: float | None = None,
     ) -> Iterator[RelatedPage]:
-        """Pages of positives and distractors for a subgraph (key or parts) or an image."""
+        """Pages of positives and distractors for a subgraph (key or parts) or an image.
+
+        ``presence_filter=False`` keeps distractors the presence model would drop;
+        ``exclusivity_model=False`` scores substitutions with the reviewed word lists instead of
+        the ONNX exclusivity model.
+        """
         request = _requests.related(
             subgraph,
             image_id=image_id,
@@ -271,6 +277,7 @@ class Client:
             positives=positives,
             distractors=distractors,
             presence_filter=presence_filter,
+            exclusivity_model=exclusivity_model,
             max_subgraphs=max_subgraphs,
         )
         for page in self._stream(self._stub.FindRelatedImages, request, timeout):

@@ -11,6 +11,8 @@ from typing import Any
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
+from covr.models import ModelResourceError
+from covr.related.filters import build_lookup
 from covr.related.lookup import RelatedError, RelatedLookup, RelatedResult
 from covr.scene.subgraph import Subgraph, SubgraphError
 from covr.scene.text import describe, describe_short
@@ -96,6 +98,18 @@ def related(
     max_subgraphs: int = typer.Option(
         10, "--max-subgraphs", min=1, help="Without --subgraph: this many subgraphs of the image."
     ),
+    exclusivity: str | None = typer.Option(
+        None,
+        "--exclusivity",
+        help="Who decides which substitutions are exclusive: 'model' (ONNX classifier) or "
+        "'resource' (reviewed word lists); default COVR_RELATED_EXCLUSIVITY.",
+    ),
+    presence: bool = typer.Option(
+        True,
+        "--presence/--no-presence",
+        help="Drop distractors in which the presence model finds the subgraph probably present "
+        "(only when COVR_RELATED_PRESENCE is on).",
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Positive and distractor images for one subgraph of an image (or its first subgraphs).
@@ -105,8 +119,15 @@ def related(
     concrete subgraph found. See docs/related.md.
     """
     settings = load_settings()
+    if exclusivity not in (None, "model", "resource"):
+        fail(f"--exclusivity must be 'model' or 'resource', got {exclusivity!r}", EXIT_BAD_INPUT)
     with store_session() as store:
-        lookup = RelatedLookup(store, settings=settings)
+        try:
+            lookup = build_lookup(
+                store, settings, model=None if exclusivity is None else exclusivity == "model"
+            )
+        except ModelResourceError as exc:
+            fail(f"{exc} (or use --exclusivity resource)", EXIT_BAD_INPUT)
         try:
             results = lookup.for_image(
                 image_id,
@@ -118,6 +139,7 @@ def related(
                 positives_limit=positives or settings.related_positives,
                 seed=seed,
                 offset=offset,
+                presence=presence,
             )
         except (RelatedError, SubgraphError) as exc:
             fail(str(exc), EXIT_BAD_INPUT)

@@ -538,6 +538,7 @@ class RelatedLookup:
         """Forget every cached result, image list and vocabulary."""
         with self._lock:
             self._reset(None)
+            self._m.clear()
 
     # -- state -----------------------------------------------------------------------------------
 

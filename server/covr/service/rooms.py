@@ -23,6 +23,7 @@ from typing import Any
 from covr import models
 from covr.graph.store import GraphStore
 from covr.questions.store_source import StoreRelated
+from covr.related.filters import RelatedLookups
 from covr.related.lookup import RelatedLookup
 from covr.settings import Settings
 
@@ -36,6 +37,8 @@ class Rooms:
     related: RelatedLookup | None = None
     questions: StoreRelated | None = None
     models: Models | None = None
+    related_plain: RelatedLookup | None = None
+    """The lookup with the reviewed word lists (requests with ``skip_exclusivity_model``)."""
 
 
 def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
@@ -43,8 +46,18 @@ def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
 
     Created once per server, after any fork, so caches are shared by every RPC.
     """
-    lookup = RelatedLookup(store, settings=settings)
-    return Rooms(related=lookup, questions=StoreRelated(lookup), models=Models(settings))
+    lookups = RelatedLookups(store, settings)
+    plain = lookups.get(model=False)
+    try:
+        lookup = lookups.get()
+    except models.ModelResourceError as exc:  # no model files or WordNet: keep serving
+        log.warning(
+            "related lookups use the word lists: the exclusivity model is missing (%s)", exc
+        )
+        lookup = plain
+    return Rooms(
+        related=lookup, questions=StoreRelated(lookup), models=Models(settings), related_plain=plain
+    )
 
 
 @cache

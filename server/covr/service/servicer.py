@@ -212,7 +212,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
             raise InvalidArgument(violations)
         page_size = self._page_size(request.page_size)
         max_subgraphs = self._max_subgraphs(request.max_subgraphs)
-        lookup = self.rooms.related
+        lookup = self.rooms.related_plain if request.skip_exclusivity_model else self.rooms.related
         if lookup is None:
             raise NotAvailableYet("related-image lookup")
         query = _RelatedQuery.of(request, page_size)
@@ -395,6 +395,7 @@ class _RelatedQuery:
     arguments: dict[str, Any]
     positives: bool
     seed: int
+    plain: bool = False
 
     @classmethod
     def of(cls, request: related_pb2.FindRelatedImagesRequest, page_size: int) -> _RelatedQuery:
@@ -407,11 +408,14 @@ class _RelatedQuery:
         }
         if request.per_signature_cap:
             arguments["per_signature"] = request.per_signature_cap
-        return cls(arguments, not request.exclude_positives, request.seed)
+        return cls(
+            arguments, not request.exclude_positives, request.seed, request.skip_exclusivity_model
+        )
 
     def bound(self, key: str) -> dict[str, Any]:
         """The request fields a page token of subgraph ``key`` is only valid for."""
-        return {"key": key, **{k: v for k, v in self.arguments.items() if k != "limit"}}
+        bound = {k: v for k, v in self.arguments.items() if k != "limit"}
+        return {"key": key, "plain": self.plain, **bound}
 
     def page(self, result: RelatedResult) -> related_pb2.FindRelatedImagesResponse:
         query = convert.subgraph_to_proto(result.query)

@@ -287,25 +287,35 @@ def test_raw_requests_without_a_target(stub: service_pb2_grpc.CovrServiceStub) -
 def test_related_images_equal_the_library_on_the_same_store(
     server: TestServer, client: Client
 ) -> None:
-    from covr.related.lookup import RelatedLookup
+    from covr.related.filters import RelatedLookups
 
-    lookup = RelatedLookup(server.store, settings=server.service.settings)
+    lookups = RelatedLookups(server.store, server.service.settings)
     subgraphs = client.list_subgraphs("gqa:2370799", max_subgraphs=30)
-    checked = 0
-    for g in subgraphs:
-        direct = lookup.related(g.key, seed=7, limit=100)
-        pages = list(client.find_related_images(g.key, seed=7, page_size=100))
-        assert len(pages) == 1
-        page = pages[0]
-        assert page.query.key == g.key
-        assert [i.image_id for i in page.images if i.kind == "positive"] == list(direct.positives)
-        assert [
-            (i.image_id, i.edit_signature, i.matched.key)
-            for i in page.images
-            if i.kind == "distractor"
-        ] == [(d.image_id, d.signature, d.subgraph.key) for d in direct.distractors]
-        checked += bool(direct.distractors)
-    assert checked > 0, "the samples should give some distractors"
+    # (library lookup, presence on?, SDK flags): the configured default (ONNX exclusivity and
+    # presence filter), the same without the presence filter, and the word lists.
+    variants = [
+        (lookups.get(), True, {}),
+        (lookups.get(), False, {"presence_filter": False}),
+        (lookups.get(model=False), True, {"exclusivity_model": False}),
+    ]
+    for lookup, presence, flags in variants:
+        checked = 0
+        for g in subgraphs:
+            direct = lookup.related(g.key, seed=7, limit=100, presence=presence)
+            pages = list(client.find_related_images(g.key, seed=7, page_size=100, **flags))
+            assert len(pages) == 1
+            page = pages[0]
+            assert page.query.key == g.key
+            assert [i.image_id for i in page.images if i.kind == "positive"] == list(
+                direct.positives
+            )
+            assert [
+                (i.image_id, i.edit_signature, i.matched.key)
+                for i in page.images
+                if i.kind == "distractor"
+            ] == [(d.image_id, d.signature, d.subgraph.key) for d in direct.distractors]
+            checked += bool(direct.distractors)
+        assert checked > 0, f"the samples should give some distractors ({flags})"
 
 
 def test_related_pages_continue_with_tokens_and_stream(client: Client) -> None:
@@ -385,11 +395,11 @@ def test_generated_questions_equal_the_engine_on_the_same_store(
 ) -> None:
     from covr.questions.generate import check_images, generate_for_image
     from covr.questions.store_source import StoreRelated
-    from covr.related.lookup import RelatedLookup
+    from covr.related.filters import build_lookup
     from covr.service.servicer import _generation_options
 
     settings = server.service.settings
-    provider = StoreRelated(RelatedLookup(server.store, settings=settings))
+    provider = StoreRelated(build_lookup(server.store, settings))
     produced = 0
     for image_id in ("gqa:2370799", "gqa:2354786"):
         request = questions_pb2.GenerateQuestionsRequest(image_id=image_id, seed=5)

@@ -66,6 +66,7 @@ class FindRelatedImagesRequest(_message.Message):
     EXCLUDE_DISTRACTORS_FIELD_NUMBER: _builtins.int
     SKIP_PRESENCE_FILTER_FIELD_NUMBER: _builtins.int
     MAX_SUBGRAPHS_FIELD_NUMBER: _builtins.int
+    SKIP_EXCLUSIVITY_MODEL_FIELD_NUMBER: _builtins.int
     image_id: _builtins.str
     """every subgraph of this image (up to max_subgraphs), one page each"""
     split: _builtins.str
@@ -87,6 +88,8 @@ class FindRelatedImagesRequest(_message.Message):
     """keep distractors the presence model would remove"""
     max_subgraphs: _builtins.int
     """image targets only; 0 = server default"""
+    skip_exclusivity_model: _builtins.bool
+    """score substitutions with the reviewed word lists instead of the ONNX model"""
     @_builtins.property
     def subgraph(self) -> _scene_pb2.SubgraphRef: ...
     def __init__(
@@ -105,10 +108,11 @@ class FindRelatedImagesRequest(_message.Message):
         exclude_distractors: _builtins.bool = ...,
         skip_presence_filter: _builtins.bool = ...,
         max_subgraphs: _builtins.int = ...,
+        skip_exclusivity_model: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["image_id", b"image_id", "subgraph", b"subgraph", "target", b"target"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["exclude_distractors", b"exclude_distractors", "exclude_positives", b"exclude_positives", "image_id", b"image_id", "max_distance", b"max_distance", "max_results", b"max_results", "max_subgraphs", b"max_subgraphs", "page_size", b"page_size", "page_token", b"page_token", "per_signature_cap", b"per_signature_cap", "seed", b"seed", "skip_presence_filter", b"skip_presence_filter", "split", b"split", "subgraph", b"subgraph", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exclude_distractors", b"exclude_distractors", "exclude_positives", b"exclude_positives", "image_id", b"image_id", "max_distance", b"max_distance", "max_results", b"max_results", "max_subgraphs", b"max_subgraphs", "page_size", b"page_size", "page_token", b"page_token", "per_signature_cap", b"per_signature_cap", "seed", b"seed", "skip_exclusivity_model", b"skip_exclusivity_model", "skip_presence_filter", b"skip_presence_filter", "split", b"split", "subgraph", b"subgraph", "target", b"target"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_target: _TypeAlias = _typing.Literal["subgraph", "image_id"]  # noqa: Y015
     _WhichOneofArgType_target: _TypeAlias = _typing.Literal["target", b"target"]  # noqa: Y015

@@ -1,0 +1,115 @@
+"""Which exclusivity scorer and presence filter a related-image lookup uses (DESIGN.md §5-6).
+
+The lookup itself (:mod:`covr.related.lookup`) only knows the :class:`Exclusivity` protocol and the
+``PresenceFilter`` hook. This module plugs the ONNX classifiers of :mod:`covr.models` into them,
+as the paper does (§2.2, App. A-B): a node substitution counts only when ``m > 0.5``, and a
+candidate distractor is dropped when the presence model finds the original subgraph probably
+present though unannotated (every simple part of ``g`` scores above the threshold of the changed
+node type). ``COVR_RELATED_EXCLUSIVITY`` / ``COVR_RELATED_PRESENCE`` choose the defaults; requests
+switch either off through :meth:`RelatedLookups.get` and ``related(..., presence=False)``.
+
+Two lookups at most exist per process (model and resource exclusivity): their caches hold
+exclusivity decisions, so they cannot be shared, and their cache key includes the model versions
+so that a retrained model never serves results computed with the old one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from covr import models
+from covr.graph.store import GraphStore
+from covr.related.exclusivity import Exclusivity, default_exclusivity
+from covr.related.lookup import RelatedLookup
+from covr.related.reference import Distractor, PresenceFilter
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings, get_settings, parse_thresholds
+
+if TYPE_CHECKING:
+    from covr.models.presence import PresenceModel
+
+log = logging.getLogger(__name__)
+
+
+def model_presence_filter(
+    presence: PresenceModel,
+    scene_of: Callable[[str], SceneGraph],
+    thresholds: Mapping[str, float] | None = None,
+) -> PresenceFilter:
+    """A ``PresenceFilter`` that keeps the distractors in which ``g`` is *not* likely present.
+
+    ``scene_of`` reads a candidate's scene graph (the lookup reads it from the store: only the
+    few candidates that passed the Cypher match are read). ``thresholds`` override the model's
+    calibrated per-type thresholds (missing types keep the calibrated value).
+    """
+    merged = dict(presence.thresholds)
+    merged.update(thresholds or {})
+
+    def keep(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
+        return [
+            r
+            for r in results
+            if not presence.likely_present(g, scene_of(r.image_id), r.signature, None, merged)
+        ]
+
+    return keep
+
+
+class RelatedLookups:
+    """The lookups of one process, one per exclusivity choice, created on first use."""
+
+    def __init__(self, store: GraphStore, settings: Settings | None = None) -> None:
+        self.store = store
+        self.settings = settings or get_settings()
+        self._lock = threading.Lock()
+        self._lookups: dict[bool, RelatedLookup] = {}
+
+    @property
+    def default_uses_model(self) -> bool:
+        return self.settings.related_exclusivity == "model"
+
+    def get(self, *, model: bool | None = None) -> RelatedLookup:
+        """The lookup with the model (``True``), the word lists (``False``) or the default.
+
+        Raises :class:`covr.models.ModelResourceError` when the model files or WordNet are
+        missing; callers that must keep serving fall back to ``get(model=False)``.
+        """
+        use_model = self.default_uses_model if model is None else model
+        with self._lock:
+            lookup = self._lookups.get(use_model)
+            if lookup is None:
+                lookup = self._build(use_model)
+                self._lookups[use_model] = lookup
+            return lookup
+
+    def _build(self, use_model: bool) -> RelatedLookup:
+        exclusivity: Exclusivity
+        if use_model:
+            exclusivity = models.load_exclusivity_model(settings=self.settings)
+            version = f"exclusivity={exclusivity.version}"
+        else:
+            exclusivity = default_exclusivity()
+            version = "exclusivity=resource"
+        presence = None
+        if self.settings.related_presence:
+            presence = models.load_presence_model(settings=self.settings)
+            version += f";presence={presence.version}"
+        lookup = RelatedLookup(
+            self.store, exclusivity=exclusivity, model_version=version, settings=self.settings
+        )
+        if presence is not None:
+            thresholds = parse_thresholds(self.settings.related_presence_thresholds)
+            lookup.presence_filter = model_presence_filter(presence, lookup.scene_graph, thresholds)
+        log.info("related lookup ready (%s)", version)
+        return lookup
+
+
+def build_lookup(
+    store: GraphStore, settings: Settings | None = None, *, model: bool | None = None
+) -> RelatedLookup:
+    """One lookup configured from settings (CLI commands and benchmarks use this)."""
+    return RelatedLookups(store, settings).get(model=model)
