@@ -135,7 +135,7 @@ def main() -> None:
         t0 = time.perf_counter()
         scenes = synthesize(scale, args.seed, args.cache)
         t1 = time.perf_counter()
-        provider = InMemoryRelated(scenes)
+        provider = InMemoryRelated(scenes, presort=True)
         t2 = time.perf_counter()
         ids = provider.images("val")[: args.sources]
         options = GenerationOptions(split="val", seed=args.seed)

@@ -142,7 +142,7 @@ def generate(
         _generate_from_store(split, options, out, images, image, quiet)
         return
     scenes = _read_files(gqa, vg, split) if (gqa or vg) else _read_store(split)
-    provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks)
+    provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks, presort=True)
     ids = provider.images(split)
     if not ids:
         fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
@@ -215,7 +215,7 @@ def _generate_from_store(
     from covr.questions.generate import check_images
     from covr.questions.generate import generate as run
     from covr.questions.store_source import StoreRelated
-    from covr.related.lookup import RelatedLookup
+    from covr.related.filters import build_lookup
 
     settings = load_settings()
     with store_session() as store:
@@ -226,7 +226,7 @@ def _generate_from_store(
             if not ids:
                 fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
             ids = ids[:images] if images is not None else ids
-        provider = StoreRelated(RelatedLookup(store, settings=settings), {split: ids})
+        provider = StoreRelated(build_lookup(store, settings), {split: ids})
         try:
             check_images(provider, options, ids if image else [])
             n = write_jsonl(run(provider, options, ids), out)

@@ -15,6 +15,7 @@ regenerate any example.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -759,6 +760,9 @@ def generate(
         return
     _WORKER = (provider, options)
     ctx = multiprocessing.get_context("fork")
+    # Keep the collector away from the inherited index: without this, each worker's first full
+    # collection touches every object and copies the parent's pages (slower than one worker at 1x).
+    gc.freeze()
     try:
         with ctx.Pool(workers) as pool:
             for batch in pool.imap(_work, image_ids, chunksize=2):
@@ -767,3 +771,4 @@ def generate(
                     progress(1)
     finally:
         _WORKER = None
+        gc.unfreeze()

@@ -103,6 +103,7 @@ class InMemoryRelated:
         max_checks: int = 60,
         cache_size: int = 4096,
         max_scan: int = 4096,
+        presort: bool = False,
     ) -> None:
         self.index = scenes if isinstance(scenes, SceneIndex) else SceneIndex(scenes)
         self.exclusivity = exclusivity or default_exclusivity()
@@ -113,6 +114,10 @@ class InMemoryRelated:
         self._split_images = {s: sorted(ids) for s, ids in by_split.items()}
         self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
         self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
+        if presort:  # before any fork: workers share these lists instead of sorting their own
+            for name in sorted(self.index.postings):
+                for split in self._split_images:
+                    self._posting(name, split)
         self._cache = _Lru(cache_size)
         self.max_scan = max_scan
 
