@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from covr.cli import data, db, serve, splits
 from covr.cli import models as models_cli
 from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
-from covr.cli.common import print_json, store_session
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
 from covr.graph.report import doctor_report, store_stats
 
 app = typer.Typer(
@@ -66,16 +68,29 @@ def doctor(
 
 
 @app.command()
-def quickstart() -> None:
+def quickstart(
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Where the generated questions go (JSONL); default COVR_DATA_DIR/quickstart.jsonl.",
+    ),
+) -> None:
     """The main job on the embedded default: start the store, apply the schema, load the bundled
-    samples (once), and print what is stored."""
+    samples (once), generate questions for the samples' val images through the graph lookup and
+    the classifiers, and print what is stored and what was generated (JSON)."""
+    settings = load_settings()
+    target = out or settings.data_dir / "quickstart.jsonl"
+    if out is not None and not out.parent.is_dir():
+        fail(f"--out: folder {out.parent} does not exist", EXIT_BAD_INPUT)
     with store_session() as store:
-        typer.echo(f"store: {store.backend} at {getattr(store, 'location', '?')}")
+        typer.echo(f"store: {store.backend} at {getattr(store, 'location', '?')}", err=True)
         store.apply_schema()
-        typer.echo("schema applied; indexes online")
+        typer.echo("schema applied; indexes online", err=True)
         data.load_samples_if_empty(store)
         stats = store_stats(store)
-    print_json(stats)
+        typer.echo("generating questions for the val images of the samples ...", err=True)
+        questions = questions_cli.sample_questions(store, "val", target)
+    print_json({"store": stats, "questions": questions})
 
 
 if __name__ == "__main__":

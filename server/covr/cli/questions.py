@@ -235,6 +235,66 @@ def _generate_from_store(
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
 
 
+def sample_questions(store: Any, split: str, out: Path, *, shown: int = 3) -> dict[str, Any]:
+    """Questions for every stored image of ``split`` through the Cypher lookup with the
+    configured classifiers (the quick start's last step); a summary with a few examples.
+
+    Falls back to the reviewed word lists (and says so) when the exclusivity model cannot load.
+    """
+    from covr.models import ModelResourceError
+    from covr.questions.export import write_jsonl
+    from covr.questions.generate import GenerationOptions
+    from covr.questions.generate import generate as run
+    from covr.questions.store_source import StoreRelated
+    from covr.related.filters import build_lookup
+    from covr.related.lookup import enumeration_options
+
+    settings = load_settings()
+    ids = [s.image_id for s in _read_store_scenes(store, split)]
+    options = GenerationOptions(
+        split=split,
+        seed=0,
+        templates=(),
+        subgraphs_per_image=settings.questions_subgraphs_per_image,
+        max_distance=settings.questions_max_distance,
+        per_signature=settings.questions_per_signature,
+        positives_limit=settings.questions_positives,
+        flip_attempts=settings.questions_flip_attempts,
+        max_combos=settings.questions_max_combos,
+        enumeration=enumeration_options(settings),
+    )
+    exclusivity = settings.related_exclusivity
+    try:
+        lookup = build_lookup(store, settings)
+    except ModelResourceError as exc:
+        typer.echo(f"exclusivity model unavailable ({exc}); using the word lists", err=True)
+        lookup, exclusivity = build_lookup(store, settings, model=False), "resource"
+    examples: list[dict[str, Any]] = []
+    per_template: dict[str, int] = {}
+
+    def kept(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for ex in items:
+            per_template[ex["template"]] = per_template.get(ex["template"], 0) + 1
+            if len(examples) < shown and ex["template"] not in {e["template"] for e in examples}:
+                examples.append(ex)
+            yield ex
+
+    n = write_jsonl(kept(run(StoreRelated(lookup, {split: ids}), options, ids)), out)
+    return {
+        "split": split,
+        "source_images": len(ids),
+        "exclusivity": exclusivity,
+        "presence_filter": settings.related_presence,
+        "examples": n,
+        "file": str(out),
+        "per_template": dict(sorted(per_template.items())),
+        "samples": [
+            {"utterance": e["utterance"], "answer": e["answer"], "scenes": e["scenes"]}
+            for e in examples
+        ],
+    }
+
+
 def balance(
     src: Path = typer.Argument(..., help="Generated examples (JSONL)."),
     dst: Path = typer.Argument(..., help="Balanced examples (JSONL)."),

@@ -150,3 +150,32 @@ def test_locked_data_dir_is_a_clear_cli_error(data_dir: Path) -> None:
     assert done.returncode == 1
     assert "is in use by process" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_quickstart_loads_samples_and_generates_questions(data_dir: Path) -> None:
+    out = data_dir / "questions.jsonl"
+    done = covr("quickstart", "--out", str(out), data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout[done.stdout.index("\n{") + 1 :])
+    assert report["store"]["totals"]["images"] == 24
+    questions = report["questions"]
+    assert questions["exclusivity"] == "model"
+    assert questions["source_images"] == 8
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == questions["examples"] > 100
+    assert len(questions["per_template"]) >= 15
+    first = json.loads(lines[0])
+    assert {"qid", "utterance", "scenes", "answer", "program"} <= set(first)
+    # a second run finds the samples loaded and writes the same questions
+    again = covr("quickstart", "--out", str(out), data_dir=data_dir)
+    assert again.returncode == 0, again.stderr
+    assert out.read_text(encoding="utf-8").splitlines() == lines
+
+
+def test_quickstart_refuses_an_unwritable_output(data_dir: Path) -> None:
+    done = covr("quickstart", "--out", str(data_dir / "missing" / "q.jsonl"), data_dir=data_dir)
+    assert done.returncode == 2
+    assert "--out" in done.stderr
+    assert "missing" in done.stderr
+    assert "Traceback" not in done.stderr
