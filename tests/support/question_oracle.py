@@ -181,6 +181,16 @@ class Oracle:
             if any(isinstance(v, Fail) for v in vals):
                 return Fail("values")
             return len(set(vals)) == 1
+        if name == "same_attr":
+            # Same image, not the referent itself, exactly one value of the type and it is equal.
+            want = self._value(ins[0], args[0])
+            if isinstance(want, Fail):
+                return want
+            return {
+                k
+                for k in objs
+                if k[0] == ins[0][0] and k != ins[0] and self._value(k, args[0]) == want
+            }
         if name == "logic_and":
             return ins[0] and ins[1]
         if name == "logic_or":

@@ -81,7 +81,9 @@ def generate(
         [], "--image", help="A source image id (repeatable); excludes --images."
     ),
     templates: str = typer.Option(
-        "", "--templates", help="Comma-separated template names (default: all 19)."
+        "",
+        "--templates",
+        help="Comma-separated template names or groups (closure); default: the 19 base forms.",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed (0 .. 2^63-1); same seed, same output."),
     workers: int | None = typer.Option(

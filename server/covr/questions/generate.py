@@ -52,6 +52,8 @@ from covr.scene.text import MASS_NOUNS
 GENERATOR_VERSION = "covr-questions/1"
 MAX_SEED = 2**63 - 1
 MAX_IMAGES = 5
+SIMILARITY_TYPES = ("color", "material", "shape")
+"""Attribute types a nested similarity reference may switch to (closure_nested)."""
 
 Example = dict[str, Any]
 
@@ -501,6 +503,12 @@ class _ImageGenerator:
         if kind == "root_attribute_type":
             types = self.types.types(g.root.attribute or "")
             return rng.choice(sorted(types)) if types else None
+        if kind == "other_attribute_type":
+            # The second hop of a nested similarity reference (CLOSURE §3) uses another type than
+            # the first, from the types every object can be compared on.
+            own = set(self.types.types(g.root.attribute or ""))
+            others = [t for t in SIMILARITY_TYPES if t not in own]
+            return rng.choice(others) if others else None
         if edge is None:
             if kind in ("object_options", "relation_options", "attribute_options"):
                 pass

@@ -391,6 +391,29 @@ def _all_same(ctx: Context, step: int, deps: list[Value], args: list[Any]) -> Va
     return len(values) == 1
 
 
+@register(
+    "same_attr",
+    ("object",),
+    ("attr_type",),
+    "objects",
+    doc="the other objects of the referent's image with the same single value of the type",
+)
+def _same_attr(ctx: Context, step: int, deps: list[Value], args: list[Any]) -> Value:
+    # CLOSURE (seed 003, §3 "similarity-based references"): "the thing that has the same color
+    # as X" ranges over X's own scene, excluding X. A referent without exactly one value of the
+    # type fails like query_attr; other objects without exactly one value are simply not "the
+    # same" (a black-and-white cat has no single color to share).
+    referent = ctx.world.objects[deps[0].index]
+    value = _value_of_type(ctx, step, deps[0], args[0])
+    out = []
+    for i, o in ctx.world.objects.items():
+        if i == deps[0].index or o.image != referent.image:
+            continue
+        if ctx.attribute_types.values(o.attributes, args[0]) == [value]:
+            out.append(i)
+    return frozenset(out)
+
+
 # -- logic and numbers -------------------------------------------------------------------------
 
 

@@ -44,6 +44,7 @@ VALUE_SLOTS = frozenset(
         "object_options",
         "relation_options",
         "attribute_options",
+        "other_attribute_type",
     }
 )
 DECOY_POSITIONS = frozenset({"edge_object", "edge_relation", "root_attribute"})
@@ -288,24 +289,57 @@ def parse_templates(data: Any, source: str = "templates.json") -> dict[str, Temp
     return out
 
 
+def _load(resource: str) -> dict[str, Template]:
+    text = resources.files("covr.questions").joinpath("resources", resource).read_text()
+    return parse_templates(json.loads(text), resource)
+
+
 @cache
 def default_templates() -> dict[str, Template]:
-    text = resources.files("covr.questions").joinpath("resources", "templates.json").read_text()
-    return parse_templates(json.loads(text))
+    """The 19 base forms: what generation uses when no template is named."""
+    return _load("templates.json")
+
+
+TEMPLATE_GROUPS = {"closure": "closure_templates.json"}
+"""Opt-in template families by group name (``--templates closure``). They stay out of the default
+set so the base forms' output (and every count measured on it) does not change."""
+
+
+@cache
+def group_templates(group: str) -> dict[str, Template]:
+    return _load(TEMPLATE_GROUPS[group])
+
+
+@cache
+def all_templates() -> dict[str, Template]:
+    """Base forms then every group's forms, in resource order; names are unique across files."""
+    out = dict(default_templates())
+    for group in TEMPLATE_GROUPS:
+        for name, template in group_templates(group).items():
+            if name in out or name in TEMPLATE_GROUPS:
+                raise TemplateError(f"{TEMPLATE_GROUPS[group]}: {name}", "duplicate template name")
+            out[name] = template
+    return out
 
 
 def select_templates(names: Sequence[str] | None) -> list[Template]:
-    """The named templates in resource order (all when ``names`` is empty); unknown names raise
-    :class:`TemplateError` listing the valid ones."""
-    templates = default_templates()
+    """The named templates in resource order (the base forms when ``names`` is empty); a group
+    name (``closure``) stands for all of its forms; unknown names raise :class:`TemplateError`
+    listing the valid ones."""
     if not names:
-        return list(templates.values())
-    unknown = [n for n in names if n not in templates]
+        return list(default_templates().values())
+    templates = all_templates()
+    unknown = [n for n in names if n not in templates and n not in TEMPLATE_GROUPS]
     if unknown:
         raise TemplateError(
-            "templates", f"unknown template(s) {unknown}; known: {', '.join(templates)}"
+            "templates",
+            f"unknown template(s) {unknown}; known: {', '.join(templates)}; "
+            f"groups: {', '.join(TEMPLATE_GROUPS)}",
         )
-    wanted = set(names)
+    wanted = {n for n in names if n in templates}
+    for group in TEMPLATE_GROUPS:
+        if group in names:
+            wanted |= set(group_templates(group))
     return [t for t in templates.values() if t.name in wanted]
 
 
