@@ -425,10 +425,13 @@ def evaluate(
     lexical: bool = typer.Option(False, help="Also report LEXICAL-* properties."),
     seed: int = typer.Option(0, help="Seed of MAJTEMPL's pick between two options."),
     output: Path | None = typer.Option(None, "--output", help="Also write the report here (JSON)."),
+    plots: Path | None = typer.Option(
+        None, "--plots", help="Write PNG bar charts of accuracy per template and property here."
+    ),
 ) -> None:
     """Accuracy per template and property, MAJ/MAJTEMPL, gen. score, systematicity gap, AUC."""
     from covr.splits.evaluate import evaluate as run_evaluation
-    from covr.splits.evaluate import read_predictions, read_scores, split_sets
+    from covr.splits.evaluate import read_predictions, read_scores, split_sets, write_plots
 
     if (text_accuracy is None) != (iid_size_accuracy is None):
         fail("give both --text-accuracy and --iid-size-accuracy, or neither", EXIT_BAD_INPUT)
@@ -454,6 +457,11 @@ def evaluate(
     report["gold"] = str(gold)
     if split is not None:
         report["split"] = str(split)
+    if plots is not None:
+        with _bad_input():
+            name = split.name if split is not None and split.is_dir() else None
+            name = name or (split.parent.name if split is not None else "all")
+            report["plots"] = [str(p) for p in write_plots(report, plots, name=name)]
     if output is not None:
         atomic_write_text(output, [json.dumps(report, indent=2, sort_keys=True) + "\n"])
     print_json(report)

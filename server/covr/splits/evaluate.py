@@ -275,3 +275,71 @@ def split_sets(
     train = [by_id[q] for q in lists.get("train", ()) if q in by_id]
     iid = [by_id[q] for q in lists.get("iid_test", ()) if q in by_id]
     return evaluated, train, iid
+
+
+class PlotError(ValueError):
+    """The plot directory cannot be used (a file in the way, no permission)."""
+
+
+def _slug(text: str) -> str:
+    kept = "".join(c if c.isalnum() or c in "-_." else "-" for c in text.strip())
+    return kept.strip("-.") or "all"
+
+
+def write_plots(report: Mapping[str, Any], directory: Path, *, name: str = "all") -> list[Path]:
+    """Bar charts of ``per_template`` and ``per_property`` accuracy of one evaluation report:
+    ``<name>.per_template.png`` and ``<name>.per_property.png`` in ``directory``. ``name`` is the
+    split's name, so plots of several splits can share one folder (issue 8 item 6: plots per
+    split). The overall accuracy and the MAJ / MAJTEMPL baselines are drawn as horizontal lines
+    so a reader sees at a glance which groups beat the baselines. Files are written to a temporary
+    name and renamed, so an interrupted run leaves no half-written PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if directory.exists() and not directory.is_dir():
+        raise PlotError(f"--plots {directory}: exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PlotError(f"--plots {directory}: cannot create it ({exc.strerror})") from None
+    stem = _slug(name)
+    baselines = report.get("baselines") or {}
+    lines = [
+        ("accuracy", report.get("accuracy"), "black"),
+        ("MAJ", baselines.get("maj"), "tab:red"),
+        ("MAJTEMPL", baselines.get("majtempl"), "tab:orange"),
+    ]
+    written: list[Path] = []
+    for key, title in (("per_template", "template"), ("per_property", "property")):
+        groups = report.get(key) or {}
+        labels = sorted(groups)
+        values = [float(groups[k]["accuracy"] or 0.0) for k in labels]
+        counts = [int(groups[k]["examples"]) for k in labels]
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.4 * len(labels) + 2.0), 4.5))
+        ax.bar(range(len(labels)), values, color="tab:blue")
+        for x, (v, n) in enumerate(zip(values, counts, strict=True)):
+            ax.text(x, min(v, 1.0) + 0.01, str(n), ha="center", va="bottom", fontsize=7)
+        for label, value, color in lines:
+            if isinstance(value, int | float):
+                ax.axhline(float(value), color=color, linestyle="--", linewidth=1, label=label)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=75, ha="right", fontsize=8)
+        ax.set_ylim(0.0, 1.25)
+        ax.set_ylabel("accuracy (bar label: examples)")
+        ax.set_title(f"{name}: accuracy per {title}")
+        ax.legend(loc="upper center", ncol=3, fontsize=7)
+        fig.tight_layout()
+        path = directory / f"{stem}.{key}.png"
+        partial = directory / f".{stem}.{key}.png.partial"
+        try:
+            fig.savefig(partial, dpi=100, format="png")
+            partial.replace(path)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise PlotError(f"--plots {directory}: cannot write {path.name} ({exc})") from None
+        finally:
+            plt.close(fig)
+        written.append(path)
+    return written
