@@ -18,7 +18,7 @@ from covr.questions.generate import (
 )
 from covr.questions.operators import execute
 from covr.questions.related_source import InMemoryRelated
-from covr.questions.templates import default_templates
+from covr.questions.templates import all_templates, default_templates
 from covr.questions.world import World
 from covr.scene.model import Object, SceneGraph
 from covr.scene.subgraph import Subgraph
@@ -78,10 +78,17 @@ def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> 
     synthetic = synthetic_scenes(200, seed=5)
     all_scenes += synthetic
     examples += _generate(synthetic, "val", seed=11, sources=30, subgraphs_per_image=6)
+    # the opt-in similarity-reference group (CLOSURE) goes through the same oracle
+    closure = ("closure",)
+    for split, scenes in bundled_samples().items():
+        examples += _generate(scenes, split, seed=11, subgraphs_per_image=None, templates=closure)
+    examples += _generate(
+        synthetic, "val", seed=11, sources=30, subgraphs_per_image=6, templates=closure
+    )
     assert len(examples) >= 10_000
     _check_with_oracle(examples, all_scenes)
     templates = Counter(ex["template"] for ex in examples)
-    assert set(templates) == set(default_templates()), set(default_templates()) - set(templates)
+    assert set(templates) == set(all_templates()), set(all_templates()) - set(templates)
     share = two_answer_share(examples)
     with capsys.disabled():
         print(f"\n{len(examples)} examples agree with the oracle; two-answer share {share:.1%}")
