@@ -66,9 +66,7 @@ def test_zero_shot_on_the_closure_template_holds_them_all_out(
     split = zero_shot(corpus, CLOSURE_TPL)
     index = {e["qid"]: e for e in corpus}
     assert not any(is_closure(index[q]) for q in split.train)
-    assert set(split.test) == {
-        e["qid"] for e in corpus if e["split"] == "val" and is_closure(e)
-    }
+    assert set(split.test) == {e["qid"] for e in corpus if e["split"] == "val" and is_closure(e)}
     assert not any(is_closure(index[q]) for q in split.iid_test)
     held_out = sum(1 for e in corpus if e["split"] == "train" and is_closure(e))
     assert held_out > 0
