@@ -31,6 +31,7 @@ from covr_client.errors import (
 from covr_client.types import (
     Box,
     DatasetStatistics,
+    Evaluation,
     Example,
     ExclusivityScore,
     ImportProblem,
@@ -64,6 +65,7 @@ __all__ = [
     "CovrError",
     "DatasetStatistics",
     "DeadlineExceededError",
+    "Evaluation",
     "Example",
     "ExclusivityScore",
     "FailedPreconditionError",

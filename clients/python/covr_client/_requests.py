@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-from covr_client._proto import questions_pb2, related_pb2, store_pb2
+from covr_client._proto import evaluation_pb2, questions_pb2, related_pb2, store_pb2
 from covr_client.types import (
     NodeType,
     PresenceQuery,
@@ -116,4 +118,36 @@ def questions(
         request.subgraph.CopyFrom(subgraph_ref(subgraph))
     else:
         request.image_id = image_id or ""
+    return request
+
+
+def _example_text(example: Mapping[str, Any] | str) -> str:
+    return example if isinstance(example, str) else json.dumps(example, sort_keys=True)
+
+
+def evaluation(
+    gold: Sequence[Mapping[str, Any] | str],
+    predictions: Mapping[str, Any],
+    *,
+    train: Sequence[Mapping[str, Any] | str],
+    iid: Sequence[Mapping[str, Any] | str],
+    easiness: Mapping[str, float] | None,
+    text_accuracy: float | None,
+    iid_size_accuracy: float | None,
+    lexical: bool,
+    seed: int,
+) -> evaluation_pb2.EvaluateRequest:
+    request = evaluation_pb2.EvaluateRequest(
+        gold_examples=[_example_text(e) for e in gold],
+        predictions={str(q): json.dumps(a) for q, a in predictions.items()},
+        train_examples=[_example_text(e) for e in train],
+        iid_examples=[_example_text(e) for e in iid],
+        easiness=dict(easiness or {}),
+        lexical=lexical,
+        seed=seed,
+    )
+    if text_accuracy is not None:
+        request.text_accuracy = text_accuracy
+    if iid_size_accuracy is not None:
+        request.iid_size_accuracy = iid_size_accuracy
     return request

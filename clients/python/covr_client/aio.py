@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -17,6 +17,7 @@ from covr_client.client import HEALTH_CHECK, SERVICE_NAME, credentials
 from covr_client.config import RetryPolicy, TlsConfig, channel_options
 from covr_client.errors import from_rpc_error
 from covr_client.types import (
+    Evaluation,
     Example,
     ExclusivityScore,
     ImportResult,
@@ -255,6 +256,33 @@ class AsyncClient:
             self._stub.GetModelInfo, related_pb2.GetModelInfoRequest(), timeout
         )
         return [ModelInfo.from_proto(m) for m in response.models]
+
+    async def evaluate(
+        self,
+        gold: Sequence[Mapping[str, Any] | str],
+        predictions: Mapping[str, Any],
+        *,
+        train: Sequence[Mapping[str, Any] | str] = (),
+        iid: Sequence[Mapping[str, Any] | str] = (),
+        easiness: Mapping[str, float] | None = None,
+        text_accuracy: float | None = None,
+        iid_size_accuracy: float | None = None,
+        lexical: bool = False,
+        seed: int = 0,
+        timeout: float | None = None,
+    ) -> Evaluation:
+        request = _requests.evaluation(
+            gold,
+            predictions,
+            train=train,
+            iid=iid,
+            easiness=easiness,
+            text_accuracy=text_accuracy,
+            iid_size_accuracy=iid_size_accuracy,
+            lexical=lexical,
+            seed=seed,
+        )
+        return Evaluation.from_proto(await self._call(self._stub.Evaluate, request, timeout))
 
     async def generate_questions(
         self,

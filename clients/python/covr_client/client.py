@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -18,6 +18,7 @@ from covr_client._proto import related_pb2, service_pb2_grpc, store_pb2, wire_pb
 from covr_client.config import RetryPolicy, TlsConfig, channel_options
 from covr_client.errors import from_rpc_error
 from covr_client.types import (
+    Evaluation,
     Example,
     ExclusivityScore,
     ImportResult,
@@ -303,6 +304,36 @@ class Client:
         """Name, version and ONNX metadata of the served models."""
         response = self._call(self._stub.GetModelInfo, related_pb2.GetModelInfoRequest(), timeout)
         return [ModelInfo.from_proto(m) for m in response.models]
+
+    def evaluate(
+        self,
+        gold: Sequence[Mapping[str, Any] | str],
+        predictions: Mapping[str, Any],
+        *,
+        train: Sequence[Mapping[str, Any] | str] = (),
+        iid: Sequence[Mapping[str, Any] | str] = (),
+        easiness: Mapping[str, float] | None = None,
+        text_accuracy: float | None = None,
+        iid_size_accuracy: float | None = None,
+        lexical: bool = False,
+        seed: int = 0,
+        timeout: float | None = None,
+    ) -> Evaluation:
+        """Accuracy per template and property, MAJ/MAJTEMPL baselines, generalization score,
+        systematicity gap and easiness AUC (docs/splits.md) of ``predictions`` (qid -> answer)
+        for ``gold`` examples (dicts or JSON lines, as exported)."""
+        request = _requests.evaluation(
+            gold,
+            predictions,
+            train=train,
+            iid=iid,
+            easiness=easiness,
+            text_accuracy=text_accuracy,
+            iid_size_accuracy=iid_size_accuracy,
+            lexical=lexical,
+            seed=seed,
+        )
+        return Evaluation.from_proto(self._call(self._stub.Evaluate, request, timeout))
 
     # ------------------------------------------------------------------ questions
 

@@ -6,11 +6,12 @@ stores as a whole number comes back as ``int``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from covr_client._proto import questions_pb2, related_pb2, scene_pb2, store_pb2
+from covr_client._proto import evaluation_pb2, questions_pb2, related_pb2, scene_pb2, store_pb2
 
 Number = int | float
 Scalar = str | int | float | bool
@@ -498,4 +499,46 @@ class Example:
             answer_type=p.answer_type,
             split=p.split,
             structure=tuple(p.structure),
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Metrics of one ``evaluate`` call; ``report`` is the whole report as ``covr evaluate``
+    prints it (per-template/property counts, baselines, inputs of the derived scores)."""
+
+    examples: int
+    predicted: int
+    missing: int
+    accuracy: float
+    per_template: Mapping[str, float | None]
+    per_property: Mapping[str, float | None]
+    maj: float | None
+    majtempl: float | None
+    generalization_score: float | None
+    systematicity_gap: float | None
+    easiness_auc: float | None
+    report: Mapping[str, Any]
+
+    @classmethod
+    def from_proto(cls, msg: evaluation_pb2.EvaluateResponse) -> Evaluation:
+        def opt(name: str) -> float | None:
+            return float(getattr(msg, name)) if msg.HasField(name) else None  # type: ignore[arg-type]
+
+        def groups(entries: Mapping[str, evaluation_pb2.GroupAccuracy]) -> dict[str, float | None]:
+            return {k: (v.accuracy if v.HasField("accuracy") else None) for k, v in entries.items()}
+
+        return cls(
+            examples=msg.examples,
+            predicted=msg.predicted,
+            missing=msg.missing,
+            accuracy=msg.accuracy,
+            per_template=groups(msg.per_template),
+            per_property=groups(msg.per_property),
+            maj=opt("maj"),
+            majtempl=opt("majtempl"),
+            generalization_score=opt("generalization_score"),
+            systematicity_gap=opt("systematicity_gap"),
+            easiness_auc=opt("easiness_auc"),
+            report=json.loads(msg.report_json) if msg.report_json else {},
         )

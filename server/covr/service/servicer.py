@@ -41,10 +41,12 @@ from covr.service.errors import (
     NotAvailableYet,
     NotFound,
 )
+from covr.service.evaluation import run_evaluation
 from covr.service.interceptors import cancelled_event
 from covr.service.rooms import Rooms
 from covr.settings import Settings
 from covr_client._proto import (
+    evaluation_pb2,
     questions_pb2,
     related_pb2,
     scene_pb2,
@@ -386,6 +388,13 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
             if gone.is_set():
                 return
             yield convert.example_to_proto(example)
+
+    # ------------------------------------------------------------------ evaluation
+
+    def Evaluate(
+        self, request: evaluation_pb2.EvaluateRequest, context: grpc.ServicerContext
+    ) -> evaluation_pb2.EvaluateResponse:
+        return run_evaluation(request)
 
 
 @dataclass(frozen=True)

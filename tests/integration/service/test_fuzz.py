@@ -5,6 +5,7 @@ FAILED_PRECONDITION may come back (never UNKNOWN/INTERNAL), and the server stays
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from covr_client._proto import (
+    evaluation_pb2,
     questions_pb2,
     related_pb2,
     scene_pb2,
@@ -26,6 +28,7 @@ from covr_client._proto import (
 )
 from covr_client.testing import TestServer, running_server
 from tests.integration.service.test_injection import INJECTIONS
+from tests.unit.splits.test_evaluate import GOLD as EVAL_GOLD
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -44,6 +47,7 @@ STREAMING = {
 CHEAP_EXAMPLES = 7_500
 BATCH = 10
 TOTAL: Counter[str] = Counter()
+GOLD_LINES = [json.dumps(e) for e in EVAL_GOLD]
 METHODS = [m.name for m in service_pb2.DESCRIPTOR.services_by_name["CovrService"].methods]
 
 text = st.one_of(
@@ -168,7 +172,7 @@ def _imports(draw: st.DrawFn) -> tuple[str, Any]:
 
 @st.composite
 def requests(draw: st.DrawFn) -> tuple[str, Any]:
-    which = draw(st.sampled_from(range(12)))
+    which = draw(st.sampled_from(range(13)))
     if which == 0:
         return "GetSceneGraph", store_pb2.GetSceneGraphRequest(image_id=draw(text))
     if which == 1:
@@ -256,6 +260,19 @@ def requests(draw: st.DrawFn) -> tuple[str, Any]:
         return "GenerateQuestions", request_q
     if which == 10:
         return _imports(draw)
+    if which == 11:
+        gold = draw(st.lists(st.one_of(st.sampled_from(GOLD_LINES), text), max_size=4))
+        request_e = evaluation_pb2.EvaluateRequest(
+            gold_examples=gold,
+            predictions=draw(st.dictionaries(st.one_of(st.just("e1"), text), text, max_size=3)),
+            easiness=draw(st.dictionaries(text, st.floats(allow_nan=True), max_size=2)),
+            seed=draw(u64),
+        )
+        if draw(st.booleans()):
+            request_e.text_accuracy = draw(st.floats(allow_nan=True))
+        if draw(st.booleans()):
+            request_e.iid_size_accuracy = draw(st.floats(allow_nan=True))
+        return "Evaluate", request_e
     return "raw:" + draw(st.sampled_from(METHODS)), draw(st.binary(max_size=64))
 
 
@@ -314,7 +331,7 @@ def test_fuzz_every_rpc(fuzz_server: TestServer) -> None:
         assert sum(codes.values()) >= EXAMPLES
         TOTAL["requests"] += sum(codes.values())
         per_method = Counter(m for m, _ in codes.elements())
-        assert len(per_method) == 11  # every RPC plus raw bytes
+        assert len(per_method) == 12  # every RPC plus raw bytes
         with grpc.insecure_channel(fuzz_server.target) as probe:
             reply = health_pb2_grpc.HealthStub(probe).Check(
                 health_pb2.HealthCheckRequest(), timeout=5

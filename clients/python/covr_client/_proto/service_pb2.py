@@ -22,18 +22,19 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from covr_client._proto import evaluation_pb2 as covr_dot_v1_dot_evaluation__pb2
 from covr_client._proto import questions_pb2 as covr_dot_v1_dot_questions__pb2
 from covr_client._proto import related_pb2 as covr_dot_v1_dot_related__pb2
 from covr_client._proto import store_pb2 as covr_dot_v1_dot_store__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63ovr/v1/service.proto\x12\x07\x63ovr.v1\x1a\x17\x63ovr/v1/questions.proto\x1a\x15\x63ovr/v1/related.proto\x1a\x13\x63ovr/v1/store.proto2\xc4\x06\n\x0b\x43ovrService\x12\\\n\x11ImportSceneGraphs\x12!.covr.v1.ImportSceneGraphsRequest\x1a\".covr.v1.ImportSceneGraphsResponse(\x01\x12N\n\rGetSceneGraph\x12\x1d.covr.v1.GetSceneGraphRequest\x1a\x1e.covr.v1.GetSceneGraphResponse\x12G\n\nListImages\x12\x1a.covr.v1.ListImagesRequest\x1a\x1b.covr.v1.ListImagesResponse0\x01\x12N\n\rListSubgraphs\x12\x1d.covr.v1.ListSubgraphsRequest\x1a\x1e.covr.v1.ListSubgraphsResponse\x12N\n\rGetStatistics\x12\x1d.covr.v1.GetStatisticsRequest\x1a\x1e.covr.v1.GetStatisticsResponse\x12\\\n\x11\x46indRelatedImages\x12!.covr.v1.FindRelatedImagesRequest\x1a\".covr.v1.FindRelatedImagesResponse0\x01\x12W\n\x10ScoreExclusivity\x12 .covr.v1.ScoreExclusivityRequest\x1a!.covr.v1.ScoreExclusivityResponse\x12N\n\rScorePresence\x12\x1d.covr.v1.ScorePresenceRequest\x1a\x1e.covr.v1.ScorePresenceResponse\x12K\n\x0cGetModelInfo\x12\x1c.covr.v1.GetModelInfoRequest\x1a\x1d.covr.v1.GetModelInfoResponse\x12J\n\x11GenerateQuestions\x12!.covr.v1.GenerateQuestionsRequest\x1a\x10.covr.v1.Example0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63ovr/v1/service.proto\x12\x07\x63ovr.v1\x1a\x18\x63ovr/v1/evaluation.proto\x1a\x17\x63ovr/v1/questions.proto\x1a\x15\x63ovr/v1/related.proto\x1a\x13\x63ovr/v1/store.proto2\x85\x07\n\x0b\x43ovrService\x12\\\n\x11ImportSceneGraphs\x12!.covr.v1.ImportSceneGraphsRequest\x1a\".covr.v1.ImportSceneGraphsResponse(\x01\x12N\n\rGetSceneGraph\x12\x1d.covr.v1.GetSceneGraphRequest\x1a\x1e.covr.v1.GetSceneGraphResponse\x12G\n\nListImages\x12\x1a.covr.v1.ListImagesRequest\x1a\x1b.covr.v1.ListImagesResponse0\x01\x12N\n\rListSubgraphs\x12\x1d.covr.v1.ListSubgraphsRequest\x1a\x1e.covr.v1.ListSubgraphsResponse\x12N\n\rGetStatistics\x12\x1d.covr.v1.GetStatisticsRequest\x1a\x1e.covr.v1.GetStatisticsResponse\x12\\\n\x11\x46indRelatedImages\x12!.covr.v1.FindRelatedImagesRequest\x1a\".covr.v1.FindRelatedImagesResponse0\x01\x12W\n\x10ScoreExclusivity\x12 .covr.v1.ScoreExclusivityRequest\x1a!.covr.v1.ScoreExclusivityResponse\x12N\n\rScorePresence\x12\x1d.covr.v1.ScorePresenceRequest\x1a\x1e.covr.v1.ScorePresenceResponse\x12K\n\x0cGetModelInfo\x12\x1c.covr.v1.GetModelInfoRequest\x1a\x1d.covr.v1.GetModelInfoResponse\x12J\n\x11GenerateQuestions\x12!.covr.v1.GenerateQuestionsRequest\x1a\x10.covr.v1.Example0\x01\x12?\n\x08\x45valuate\x12\x18.covr.v1.EvaluateRequest\x1a\x19.covr.v1.EvaluateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'covr_client._proto.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_COVRSERVICE']._serialized_start=104
-  _globals['_COVRSERVICE']._serialized_end=940
+  _globals['_COVRSERVICE']._serialized_start=130
+  _globals['_COVRSERVICE']._serialized_end=1031
 # @@protoc_insertion_point(module_scope)

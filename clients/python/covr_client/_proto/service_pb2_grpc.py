@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from covr_client._proto import evaluation_pb2 as covr_dot_v1_dot_evaluation__pb2
 from covr_client._proto import questions_pb2 as covr_dot_v1_dot_questions__pb2
 from covr_client._proto import related_pb2 as covr_dot_v1_dot_related__pb2
 from covr_client._proto import store_pb2 as covr_dot_v1_dot_store__pb2
@@ -86,6 +87,11 @@ class CovrServiceStub:
                 request_serializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.SerializeToString,
                 response_deserializer=covr_dot_v1_dot_questions__pb2.Example.FromString,
                 _registered_method=True)
+        self.Evaluate = channel.unary_unary(
+                '/covr.v1.CovrService/Evaluate',
+                request_serializer=covr_dot_v1_dot_evaluation__pb2.EvaluateRequest.SerializeToString,
+                response_deserializer=covr_dot_v1_dot_evaluation__pb2.EvaluateResponse.FromString,
+                _registered_method=True)
 
 
 class CovrServiceServicer:
@@ -152,6 +158,13 @@ class CovrServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Evaluate(self, request, context):
+        """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CovrServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -204,6 +217,11 @@ def add_CovrServiceServicer_to_server(servicer, server):
                     servicer.GenerateQuestions,
                     request_deserializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.FromString,
                     response_serializer=covr_dot_v1_dot_questions__pb2.Example.SerializeToString,
+            ),
+            'Evaluate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Evaluate,
+                    request_deserializer=covr_dot_v1_dot_evaluation__pb2.EvaluateRequest.FromString,
+                    response_serializer=covr_dot_v1_dot_evaluation__pb2.EvaluateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -476,6 +494,33 @@ class CovrService:
             '/covr.v1.CovrService/GenerateQuestions',
             covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.SerializeToString,
             covr_dot_v1_dot_questions__pb2.Example.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Evaluate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/covr.v1.CovrService/Evaluate',
+            covr_dot_v1_dot_evaluation__pb2.EvaluateRequest.SerializeToString,
+            covr_dot_v1_dot_evaluation__pb2.EvaluateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,6 +7,7 @@ for unknown images, UNAVAILABLE when the store is down and RESOURCE_EXHAUSTED ov
 """
 
 from collections import abc as _abc
+from covr_client._proto import evaluation_pb2 as _evaluation_pb2
 from covr_client._proto import questions_pb2 as _questions_pb2
 from covr_client._proto import related_pb2 as _related_pb2
 from covr_client._proto import store_pb2 as _store_pb2
@@ -47,6 +48,8 @@ class CovrServiceStub:
     ScorePresence: _grpc.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]
     GetModelInfo: _grpc.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]
     GenerateQuestions: _grpc.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.Example]
+    Evaluate: _grpc.UnaryUnaryMultiCallable[_evaluation_pb2.EvaluateRequest, _evaluation_pb2.EvaluateResponse]
+    """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC."""
 
 @_typing.type_check_only
 class CovrServiceAsyncStub(CovrServiceStub):
@@ -62,6 +65,8 @@ class CovrServiceAsyncStub(CovrServiceStub):
     ScorePresence: _aio.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]  # type: ignore[assignment]
     GetModelInfo: _aio.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]  # type: ignore[assignment]
     GenerateQuestions: _aio.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.Example]  # type: ignore[assignment]
+    Evaluate: _aio.UnaryUnaryMultiCallable[_evaluation_pb2.EvaluateRequest, _evaluation_pb2.EvaluateResponse]  # type: ignore[assignment]
+    """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC."""
 
 class CovrServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -134,5 +139,13 @@ class CovrServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _questions_pb2.GenerateQuestionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_questions_pb2.Example], _abc.AsyncIterator[_questions_pb2.Example]]: ...
+
+    @_abc_1.abstractmethod
+    def Evaluate(
+        self,
+        request: _evaluation_pb2.EvaluateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_evaluation_pb2.EvaluateResponse, _abc.Awaitable[_evaluation_pb2.EvaluateResponse]]:
+        """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC."""
 
 def add_CovrServiceServicer_to_server(servicer: CovrServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
