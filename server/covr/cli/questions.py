@@ -113,25 +113,13 @@ def generate(
     from covr.questions.generate import GenerationOptions, check_images
     from covr.questions.generate import generate as run
     from covr.questions.related_source import InMemoryRelated
-    from covr.related.lookup import enumeration_options
 
     settings = load_settings()
     if images is not None and image:
         fail("--images and --image exclude each other", EXIT_BAD_INPUT)
     names = tuple(t.strip() for t in templates.split(",") if t.strip())
     try:
-        options = GenerationOptions(
-            split=split,
-            seed=seed,
-            templates=names,
-            subgraphs_per_image=settings.questions_subgraphs_per_image,
-            max_distance=settings.questions_max_distance,
-            per_signature=settings.questions_per_signature,
-            positives_limit=settings.questions_positives,
-            flip_attempts=settings.questions_flip_attempts,
-            max_combos=settings.questions_max_combos,
-            enumeration=enumeration_options(settings),
-        )
+        options = GenerationOptions.from_settings(settings, split=split, seed=seed, templates=names)
     except (QuestionError, ValueError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     if lookup not in ("memory", "store"):
@@ -249,22 +237,10 @@ def sample_questions(store: Any, split: str, out: Path, *, shown: int = 3) -> di
     from covr.questions.generate import generate as run
     from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
-    from covr.related.lookup import enumeration_options
 
     settings = load_settings()
     ids = [s.image_id for s in _read_store_scenes(store, split)]
-    options = GenerationOptions(
-        split=split,
-        seed=0,
-        templates=(),
-        subgraphs_per_image=settings.questions_subgraphs_per_image,
-        max_distance=settings.questions_max_distance,
-        per_signature=settings.questions_per_signature,
-        positives_limit=settings.questions_positives,
-        flip_attempts=settings.questions_flip_attempts,
-        max_combos=settings.questions_max_combos,
-        enumeration=enumeration_options(settings),
-    )
+    options = GenerationOptions.from_settings(settings, split=split, seed=0, templates=())
     exclusivity = settings.related_exclusivity
     try:
         lookup = build_lookup(store, settings)

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.operators import execute
@@ -48,6 +48,9 @@ from covr.scene.edits import parse_signature, signature_sort_key
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 from covr.scene.text import MASS_NOUNS
+
+if TYPE_CHECKING:
+    from covr.settings import Settings
 
 GENERATOR_VERSION = "covr-questions/1"
 MAX_SEED = 2**63 - 1
@@ -73,6 +76,27 @@ class GenerationOptions:
     max_combos: int = 8
     max_count_answer: int = 5
     enumeration: EnumerationOptions = field(default_factory=EnumerationOptions)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, split: str, seed: int = 0, templates: Sequence[str] = ()
+    ) -> GenerationOptions:
+        """The request's split, seed and templates plus the ``COVR_QUESTIONS_*`` and
+        ``COVR_SUBGRAPH_*`` settings (what the CLI, the quick start and the service use)."""
+        from covr.related.lookup import enumeration_options
+
+        return cls(
+            split=split,
+            seed=seed,
+            templates=tuple(templates),
+            subgraphs_per_image=settings.questions_subgraphs_per_image,
+            max_distance=settings.questions_max_distance,
+            per_signature=settings.questions_per_signature,
+            positives_limit=settings.questions_positives,
+            flip_attempts=settings.questions_flip_attempts,
+            max_combos=settings.questions_max_combos,
+            enumeration=enumeration_options(settings),
+        )
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):

@@ -28,7 +28,7 @@ from covr.questions.generate import (
     generate_for_image,
 )
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD
-from covr.related.lookup import RelatedResult, enumeration_options
+from covr.related.lookup import RelatedResult
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
@@ -458,17 +458,8 @@ def _generation_options(
     settings: Settings, request: questions_pb2.GenerateQuestionsRequest, split: str
 ) -> GenerationOptions:
     """The engine's options: request fields plus the ``COVR_QUESTIONS_*`` settings."""
-    return GenerationOptions(
-        split=split,
-        seed=request.seed,
-        templates=tuple(request.templates),
-        subgraphs_per_image=settings.questions_subgraphs_per_image,
-        max_distance=settings.questions_max_distance,
-        per_signature=settings.questions_per_signature,
-        positives_limit=settings.questions_positives,
-        flip_attempts=settings.questions_flip_attempts,
-        max_combos=settings.questions_max_combos,
-        enumeration=enumeration_options(settings),
+    return GenerationOptions.from_settings(
+        settings, split=split, seed=request.seed, templates=request.templates
     )
 
 
