@@ -95,6 +95,8 @@ class LoadSummary:
     finish_seconds: float = 0.0
     """Part of ``seconds`` spent after the last batch (statistics refresh, snapshot)."""
     snapshot_seconds: float = 0.0
+    stats_incremental: bool = False
+    """Whether the name statistics were updated by adding this load's counts (else recounted)."""
     peak_rss_mb: float = 0.0
     """Peak resident memory of the loader: this process or its reader process, whichever is
     larger (the reader process holds the parser; this one the batches being sent)."""
@@ -237,6 +239,8 @@ class Batch:
     relations: list[list[Any]] | Rendered
     bytes_read: int = 0
     images_read: int = 0
+    names: name_stats.NameCounts = field(default_factory=dict)
+    """What the batch's images add to the name statistics (:func:`name_counts`)."""
 
     @classmethod
     def of(cls, index: int, graphs: list[SceneGraph], *, rendered: bool = False) -> Batch:
@@ -250,6 +254,7 @@ class Batch:
             images.append(row["image"])
             objects.append(row["objects"])
             relations.append(row["relations"])
+        names = name_counts(images, objects, relations)
         if rendered:
             return cls(
                 index,
@@ -257,8 +262,9 @@ class Batch:
                 prerender(images, "images"),
                 prerender(objects, "objects"),
                 prerender(relations, "relations"),
+                names=names,
             )
-        return cls(index, ids, images, objects, relations)
+        return cls(index, ids, images, objects, relations, names=names)
 
     def create_params(self) -> dict[str, Any]:
         """Parameters of ``load/create_images``."""
@@ -272,6 +278,53 @@ class Batch:
         }
 
 
+def name_counts(
+    images: list[dict[str, Any]], objects: list[list[Any]], relations: list[list[Any]]
+) -> name_stats.NameCounts:
+    """What these store rows add to the name statistics, counted the way ``cypher/stats/*`` counts.
+
+    Counted from the rows ``load/create_images`` writes (not from the scene graphs), so the
+    names are exactly the stored ones: per (type, split, name) the images holding it and its
+    occurrences (objects; attribute entries of objects; relations; rel-mods), so that a load
+    that only adds images can add these instead of recounting the graph (``name_stats``).
+    """
+    counts: name_stats.NameCounts = {}
+    for image, objs, rels in zip(images, objects, relations, strict=True):
+        split = image.get("split")
+        local: dict[name_stats.NameKey, int] = {}
+        for obj in objs:
+            key = ("object", split, obj[1])
+            local[key] = local.get(key, 0) + 1
+            for attribute in obj[2] or ():
+                key = ("attribute", split, attribute)
+                local[key] = local.get(key, 0) + 1
+        for rel in rels:
+            key = ("relation", split, rel[3])
+            local[key] = local.get(key, 0) + 1
+            for mod in rel[5] or ():
+                key = ("relmod", split, mod[2])
+                local[key] = local.get(key, 0) + 1
+        for key, nodes in local.items():
+            total = counts.get(key)
+            if total is None:
+                counts[key] = [1, nodes]
+            else:
+                total[0] += 1
+                total[1] += nodes
+    return counts
+
+
+def merge_counts(into: name_stats.NameCounts, more: name_stats.NameCounts) -> None:
+    """Adds ``more`` to ``into`` (images of different batches are different images)."""
+    for key, (images, nodes) in more.items():
+        total = into.get(key)
+        if total is None:
+            into[key] = [images, nodes]
+        else:
+            total[0] += images
+            total[1] += nodes
+
+
 def write_batch(store: GraphStore, batch: Batch) -> tuple[int, int]:
     """Replace the batch's images in the store; returns (nodes, relationships) created.
 
@@ -280,11 +333,17 @@ def write_batch(store: GraphStore, batch: Batch) -> tuple[int, int]:
     was measured cheaper than a delete that finds nothing (2 ms against 2-12 ms per 500 ids
     at 20,000 images).
     """
+    nodes, rels, _ = write_batch_replacing(store, batch)
+    return nodes, rels
+
+
+def write_batch_replacing(store: GraphStore, batch: Batch) -> tuple[int, int, int]:
+    """:func:`write_batch`, also returning how many stored images the batch replaced."""
     present = store.read(catalog.get("load/existing_images"), {"ids": batch.ids})
     if present:
         store.write(catalog.get("load/delete_images"), {"ids": [r["id"] for r in present]})
     result = store.write(catalog.get("load/create_images"), batch.create_params())
-    return result.nodes_created, result.relationships_created
+    return result.nodes_created, result.relationships_created, len(present)
 
 
 def batch_present(store: GraphStore, batch: Batch) -> bool:
@@ -499,6 +558,14 @@ def run_load(
         side = InlineRead(job, limit, batch_images)
     thresholds = gc.get_threshold()
     gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
+    # Name statistics: the counts of this load's images are added to the old ones when the load
+    # only added images to a store whose statistics were current (name_stats.begin_load);
+    # anything else (a resumed batch, a replaced image) makes the finish recount everything.
+    # begin_load marks the statistics pending right before the first write.
+    stats_base: name_stats.LoadBase | None = None
+    stats_begun = False
+    stats_addable = True
+    names: name_stats.NameCounts = {}
     try:
         for batch in side:
             if (
@@ -507,8 +574,16 @@ def run_load(
                 and batch_present(store, batch)
             ):
                 summary.batches_resumed += 1
+                stats_addable = False
             else:
-                nodes, rels = write_batch(store, batch)
+                if not stats_begun:
+                    stats_base = name_stats.begin_load(store)
+                    stats_begun = True
+                nodes, rels, replaced = write_batch_replacing(store, batch)
+                if replaced:
+                    stats_addable = False
+                elif stats_addable and stats_base is not None:
+                    merge_counts(names, batch.names)
                 summary.nodes_created += nodes
                 summary.relationships_created += rels
                 summary.images_written += len(batch.ids)
@@ -530,7 +605,11 @@ def run_load(
     # After a completed load: statistics and snapshot. Keep this the one place for work that
     # must follow every completed load (the related-images room refreshes its statistics here).
     finishing = time.perf_counter()
-    name_stats.refresh(store)  # related-image lookups anchor on these (docs/related.md §2)
+    # Related-image lookups anchor on these (docs/related.md §2).
+    stats = name_stats.add_counts(
+        store, stats_base if stats_addable else None, names, summary.images_written
+    )
+    summary.stats_incremental = stats.incremental
     snapshotting = time.perf_counter()
     store.snapshot()
     summary.snapshot_seconds = time.perf_counter() - snapshotting
