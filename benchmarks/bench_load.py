@@ -88,6 +88,7 @@ def one_load(path: Path, data_dir: Path) -> dict[str, Any]:
         / max(summary.seconds - summary.finish_seconds, 1e-9),
         "finish_seconds": summary.finish_seconds,
         "snapshot_seconds": summary.snapshot_seconds,
+        "stats_incremental": summary.stats_incremental,
         "loader_peak_rss_mb": summary.peak_rss_mb,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg()[0],
@@ -176,6 +177,7 @@ def summarize(images: int, path: Path, runs: list[dict[str, Any]]) -> dict[str, 
         "file_mb": path.stat().st_size / 1e6,
         "repeats": len(runs),
         "elements": runs[0]["elements"],
+        "stats_incremental": all(r["stats_incremental"] for r in runs),
         **{f"{k}_median": median(runs, k) for k in keys},
         "loader_peak_rss_mb_max": max(r["loader_peak_rss_mb"] for r in runs),
         "graph_mb": median(runs, "graph_mb"),
@@ -219,6 +221,7 @@ def main() -> None:
             f"{row['snapshot_seconds_median']:.1f} s), {row['images_per_s_median']:,.0f} images/s, "
             f"{row['elements_per_s_median']:,.0f} elements/s "
             f"({row['write_elements_per_s_median']:,.0f} before statistics + snapshot), "
+            f"name statistics {'added' if row['stats_incremental'] else 'recounted'}, "
             f"loader peak RSS {row['loader_peak_rss_mb_median']:.0f} MB "
             f"(max {row['loader_peak_rss_mb_max']:.0f}), graph {row['graph_mb']:.0f} MB, "
             f"server used_memory {row['used_memory_mb']:.0f} MB; "
