@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from covr import models
 from covr.graph.store import GraphStore
-from covr.related.exclusivity import Exclusivity, default_exclusivity
+from covr.related.exclusivity import Exclusivity, NodeType, default_exclusivity
 from covr.related.lookup import RelatedLookup
 from covr.related.reference import Distractor, PresenceFilter
 from covr.scene.model import SceneGraph
@@ -33,6 +33,31 @@ if TYPE_CHECKING:
     from covr.models.presence import PresenceModel
 
 log = logging.getLogger(__name__)
+
+
+class ModelExclusivity:
+    """The ONNX exclusivity model, with the reviewed word lists for the pairs it refuses.
+
+    The store may hold names the model cannot score (no English form, control characters, over
+    100 characters: ``ModelInputError``); one such name in the vocabulary must not break every
+    lookup, so those pairs are judged by the word lists instead (unknown words: conservative).
+    """
+
+    def __init__(self, model: Exclusivity, fallback: Exclusivity) -> None:
+        self.model = model
+        self.fallback = fallback
+
+    def m(self, node_type: NodeType, x: str, x_prime: str) -> float:
+        try:
+            return self.model.m(node_type, x, x_prime)
+        except models.ModelInputError:
+            return self.fallback.m(node_type, x, x_prime)
+
+    def m_batch(self, pairs: Sequence[tuple[NodeType, str, str]]) -> list[float]:
+        try:
+            return self.model.m_batch(pairs)
+        except models.ModelInputError:
+            return [self.m(*p) for p in pairs]
 
 
 def model_presence_filter(
@@ -49,12 +74,14 @@ def model_presence_filter(
     merged = dict(presence.thresholds)
     merged.update(thresholds or {})
 
+    def present(g: Subgraph, r: Distractor) -> bool:
+        try:
+            return presence.likely_present(g, scene_of(r.image_id), r.signature, None, merged)
+        except models.ModelInputError:  # names the model cannot read: keep the candidate
+            return False
+
     def keep(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
-        return [
-            r
-            for r in results
-            if not presence.likely_present(g, scene_of(r.image_id), r.signature, None, merged)
-        ]
+        return [r for r in results if not present(g, r)]
 
     return keep
 
@@ -89,8 +116,9 @@ class RelatedLookups:
     def _build(self, use_model: bool) -> RelatedLookup:
         exclusivity: Exclusivity
         if use_model:
-            exclusivity = models.load_exclusivity_model(settings=self.settings)
-            version = f"exclusivity={exclusivity.version}"
+            model = models.load_exclusivity_model(settings=self.settings)
+            exclusivity = ModelExclusivity(model, default_exclusivity())
+            version = f"exclusivity={model.version}"
         else:
             exclusivity = default_exclusivity()
             version = "exclusivity=resource"

@@ -15,7 +15,7 @@ import pytest
 from covr.graph import GraphStore
 from covr.related.exclusivity import NodeType
 from covr.related.filters import RelatedLookups, build_lookup
-from covr.scene.subgraph import Subgraph
+from covr.scene.subgraph import Subgraph, SubgraphObject, SubgraphRelation
 from covr.settings import Settings
 from tests.integration.related.helpers import full, put, scene
 
@@ -95,3 +95,30 @@ def test_bad_threshold_setting_is_refused(settings: Settings) -> None:
         Settings(related_presence_thresholds="object=2")
     with pytest.raises(ValueError, match="COVR_RELATED_PRESENCE_THRESHOLDS"):
         Settings(related_presence_thresholds="colour=0.5")
+
+
+def test_names_the_model_refuses_do_not_break_lookups(
+    store: GraphStore, settings: Settings
+) -> None:
+    odd = ["☃", "x" * 150, "'}) DETACH DELETE n //"]
+    _plant(store)
+    put(
+        store,
+        [
+            scene(10 + i, [(name, []), ("phone", [])], [(0, "holding", 1)])
+            for i, name in enumerate(odd)
+        ],
+    )
+    plain = settings.model_copy(update={"related_presence": False})
+    lookup = build_lookup(store, plain, model=True)
+    distractors = {d.image_id: d.signature for d in full(lookup, G, 2).distractors}
+    assert {"test:3", "test:4"} <= set(distractors)
+    assert "test:2" not in distractors
+    # with the presence filter too: odd names in g are scored or kept, never an exception
+    lookup = build_lookup(store, settings, model=True)
+    for name in odd:
+        g = Subgraph.build(
+            [SubgraphObject(name), SubgraphObject("phone")], [SubgraphRelation("holding", 0, 1)]
+        )
+        result = full(lookup, g, 2)
+        assert len(result.positives) == 1
