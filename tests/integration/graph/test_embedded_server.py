@@ -94,6 +94,20 @@ def test_clean_close_snapshots(fresh_settings: Settings) -> None:
         assert count(store) == 7
 
 
+def test_close_after_a_snapshot_does_not_save_again(fresh_settings: Settings) -> None:
+    with open_store(fresh_settings) as store:
+        store.write("UNWIND range(1, 5) AS i CREATE (:Probe {i: i})")
+        store.snapshot()
+        snapshot = fresh_settings.data_dir / "covr.rdb"
+        saved = snapshot.stat().st_mtime_ns
+    assert snapshot.stat().st_mtime_ns == saved  # nothing changed since: no second save
+    with open_store(fresh_settings) as store:
+        assert count(store) == 5
+        store.write("CREATE (:Probe {i: 6})")  # changed after the last save: saved at close
+    with open_store(fresh_settings) as store:
+        assert count(store) == 6
+
+
 def test_second_owner_gets_a_clear_error(fresh_settings: Settings) -> None:
     with open_store(fresh_settings) as store:
         store.write("CREATE (:Probe)")
