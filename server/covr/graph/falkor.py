@@ -13,8 +13,10 @@ from falkordb.edge import Edge
 from falkordb.exceptions import SchemaVersionMismatchException
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
+from falkordb.query_result import QueryResult
 
 from covr.graph import catalog
+from covr.graph.compact import Unsupported, decode_rows
 from covr.graph.embedded import EmbeddedServer, module_version, no_retry
 from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
 from covr.graph.params import render_prefix
@@ -128,7 +130,17 @@ class FalkorStore(GraphStore):
                 if attempt == 2:
                     raise
                 continue  # the client refreshed its label/property tables; ask again
-            except (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError) as exc:
+            except (
+                redis.ConnectionError,
+                redis.TimeoutError,
+                ConnectionError,
+                OSError,
+                ValueError,
+            ) as exc:
+                # ValueError("I/O operation on closed file"): a socket closed by a concurrent
+                # restart of the embedded server; anything else of that type is a real bug
+                if isinstance(exc, ValueError) and "closed file" not in str(exc):
+                    raise
                 if self.server is None or attempt == 2:
                     raise StoreUnavailable(
                         f"{what}: graph store at {self.location}: {exc}"
@@ -151,9 +163,17 @@ class FalkorStore(GraphStore):
         ms = _timeout_ms(timeout if timeout is not None else self.settings.query_timeout_s)
 
         def run() -> list[Row]:
-            result = self._graph.ro_query(text, timeout=ms)
-            columns = [str(h[1]) for h in result.header]
-            return [dict(zip(columns, map(plain, row), strict=True)) for row in result.result_set]
+            reply = self._graph.execute_command(
+                "GRAPH.RO_QUERY", self._graph.name, text, "--compact", "timeout", ms
+            )
+            try:
+                return decode_rows(reply)
+            except Unsupported:  # graph entities etc.: the driver's parser knows them
+                result = QueryResult(self._graph, reply)
+                columns = [str(h[1]) for h in result.header]
+                return [
+                    dict(zip(columns, map(plain, row), strict=True)) for row in result.result_set
+                ]
 
         return self._call(statement.name, run)
 

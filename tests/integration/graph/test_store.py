@@ -18,6 +18,22 @@ def test_rows_are_plain_values(store: GraphStore) -> None:
     assert type(rows[0]["m"]) is dict
 
 
+def test_every_scalar_type_reads_as_before(store: GraphStore) -> None:
+    """The fast reader (covr.graph.compact) and the driver's parser agree on every type."""
+    rows = store.read(
+        "RETURN null AS n, 'a' AS s, -3 AS i, 9007199254740993 AS big, true AS t, false AS f, "
+        "2.5 AS d, ['x', null, [1]] AS l, [] AS e, {a: 1, b: {c: 'd'}} AS m"
+    )
+    assert rows == [
+        {"n": None, "s": "a", "i": -3, "big": 9007199254740993, "t": True, "f": False,
+         "d": 2.5, "l": ["x", None, [1]], "e": [], "m": {"a": 1, "b": {"c": "d"}}}
+    ]  # fmt: skip
+    assert [type(rows[0][k]) for k in ("t", "d", "big")] == [bool, float, int]
+    store.write("CREATE (:Probe {name: 'p'})-[:R {w: 1}]->(:Probe {name: 'q'})")
+    paths = store.read("MATCH p = (:Probe {name: 'p'})-[r:R]->(b) RETURN p, r, b.name AS b")
+    assert paths == [{"p": [{"name": "p"}, {"name": "q"}], "r": {"w": 1}, "b": "q"}]
+
+
 def test_write_summary_counts(store: GraphStore) -> None:
     summary = store.write("CREATE (a:Probe)-[:R]->(b:Probe) SET a.x = 1")
     assert (summary.nodes_created, summary.relationships_created, summary.properties_set) == (
