@@ -285,6 +285,11 @@ class AnchoredBranch:
     anchor: str
     split: str | None
     tag: int
+    max_changes: int | None = None
+    """None: return the distinct images. A number: count the positions that differ from ``g``
+    as the walk grows, drop embeddings with more, and return the names found (as
+    :class:`CombinedBranch` rows), so that one branch serves every edit signature that keeps
+    the anchor (their shared walk from the anchor is done once)."""
 
 
 def _nodes(g: Subgraph) -> dict[str, list[tuple[str, str, str]]]:
@@ -306,6 +311,7 @@ def _nodes(g: Subgraph) -> dict[str, list[tuple[str, str, str]]]:
 
 _LABEL_OF = {"o": "Object", "r": "Relation", "m": "RelMod"}
 _POSITION_OF = {"o": "object", "r": "relation", "m": "relmod"}
+_LETTER_OF = {kind: letter for letter, kind in _POSITION_OF.items()}
 
 
 def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
@@ -319,8 +325,19 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
     if kind == "attribute" or rules[branch.anchor].op != "eq":
         raise BuilderError("the anchor must be a fixed object, relation or rel-mod name")
     params: dict[str, Any] = {}
-    start = f"{kind[0]}{index}"
+    start = f"{_LETTER_OF[kind]}{index}"
     adjacent = _nodes(g)
+    counting = branch.max_changes is not None
+    counters: list[str] = []
+    if counting:
+        params[f"{prefix}_max"] = branch.max_changes
+
+    def node_positions(node: str) -> list[str]:
+        letter, number = node[0], int(node[1:])
+        out = [f"{_POSITION_OF[letter]}@{number}"]
+        if letter == "o" and g.objects[number].attribute is not None:
+            out.append(f"attribute@{number}")
+        return out
 
     def conditions(node: str, bound_objects: list[str]) -> list[str]:
         letter, number = node[0], int(node[1:])
@@ -334,31 +351,73 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
             out += [render("distinct", a=node, b=other) for other in bound_objects]
         return out
 
+    def boundary(node: str, bound: list[str]) -> list[str]:
+        """``WITH`` after a step; when counting, it also adds the step's edits to the count."""
+        changes = []
+        if counting:
+            for pos in node_positions(node):
+                if rules[pos].op == "eq":
+                    continue  # a fixed position never differs
+                pkind, pindex = parse_position(pos)
+                param = f"{prefix}_eq_{pkind[0]}{pindex}"
+                params[param] = name_at(g, pos)
+                fragment = "change_attribute" if pkind == "attribute" else "change_name"
+                changes.append(render(fragment, p=param, v=node))
+        if not changes:
+            carried = counters[-1:] if counters else []
+            return [render("with", bound=", ".join(bound + carried))]
+        c = f"c{len(counters)}"
+        total = " + ".join(counters[-1:] + changes)
+        carried = counters[-1:]
+        counters.append(c)
+        return [
+            render("with_count", bound=", ".join(bound + carried), total=total, c=c),
+            render("where", condition=render("at_most", c=c, p=f"{prefix}_max")),
+        ]
+
     bound = [start]
     objects = [start] if start.startswith("o") else []
     clauses = [_clause(render("anchor", v=start, label=_LABEL_OF[start[0]]), conditions(start, []))]
     queue = [start]
+    last = start
     while queue:
         node = queue.pop(0)
         for other, edge, direction in adjacent[node]:
             if other in bound:
                 continue
-            clauses.append(render("with", bound=", ".join(bound)))
+            clauses += boundary(last, bound)
             name = "hop_out" if direction == "out" else "hop_in"
             head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
             clauses.append(_clause(head, conditions(other, list(objects))))
             bound.append(other)
+            last = other
             if other.startswith("o"):
                 objects.append(other)
             queue.append(other)
-    clauses.append(render("with", bound=", ".join(bound)))
+    clauses += boundary(last, bound)
     image_conditions = []
     if branch.split is not None:
         params[f"{prefix}_split"] = branch.split
         image_conditions.append(render("split", p=f"{prefix}_split"))
     clauses.append(_clause(render("image_of", o="o0"), image_conditions))
-    clauses.append(render("return_ids", tag=f"{prefix}_tag"))
     params[f"{prefix}_tag"] = branch.tag
+    if not counting:
+        clauses.append(render("return_ids", tag=f"{prefix}_tag"))
+        return "\n".join(clauses), params
+
+    def items(var: str, count: int, prop: str) -> str:
+        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+
+    clauses.append(
+        render(
+            "return_distinct",
+            tag=f"{prefix}_tag",
+            names=items("o", len(g.objects), "name"),
+            attributes=items("o", len(g.objects), "attributes"),
+            relation_names=items("r", len(g.relations), "name"),
+            relmod_names=items("m", len(g.relmods), "name"),
+        )
+    )
     return "\n".join(clauses), params
 
 

@@ -111,6 +111,46 @@ def test_same_seed_same_result_different_seed_different_sample(
     assert len(one.positives) == 5
 
 
+def test_concurrent_lookups_return_what_sequential_ones_do(
+    synthetic_store: GraphStore, settings: Settings
+) -> None:
+    """Lookups share one object across service threads without a global lock; a cache reset
+    in the middle (what a finished load causes) must not mix two generations' image indices."""
+    import threading
+
+    from covr.related.lookup import enumeration_options
+    from covr.scene.enumerate import enumerate_subgraphs
+
+    scenes = list(synthetic.generate(400, seed=11, split="val"))
+    targets = [
+        g for sc in scenes[:12] for g in enumerate_subgraphs(sc, enumeration_options(settings))
+    ]
+    targets = targets[::7][:24]
+    expected = {
+        g.key: RelatedLookup(synthetic_store, settings=settings).related(g, seed=5) for g in targets
+    }
+    shared = RelatedLookup(synthetic_store, settings=settings)
+    got: dict[str, object] = {}
+    failures: list[BaseException] = []
+
+    def work(part: list[Subgraph]) -> None:
+        try:
+            for g in part:
+                got[g.key] = shared.related(g, seed=5)
+                if g is part[len(part) // 2]:
+                    shared.clear_cache()
+        except BaseException as exc:  # reported below, with the thread's traceback
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(targets[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not failures, failures
+    assert got == expected
+
+
 def test_pages_are_disjoint_and_cover_the_sequence(
     synthetic_store: GraphStore, settings: Settings
 ) -> None:
@@ -282,6 +322,22 @@ def test_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
     assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
 
 
+def test_counting_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
+    from covr.graph.params import render_prefix
+    from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query
+
+    g = Subgraph.from_key("man-(holding)->bat-(on)->table[wooden]")
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("not_in", values=("person",))
+    rules["attribute@2"] = Rule("eq_or_in", "wooden", ("metal",))
+    branch = AnchoredBranch(g, rules, "relation@1", None, 0, max_changes=1)
+    query, params = anchored_query([branch])
+    assert store.read(query, params) == []
+    plan = store.command("GRAPH.EXPLAIN", store.graph_name, render_prefix(params) + query)  # type: ignore[attr-defined]
+    lines = [str(line) for line in plan]
+    assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
+
+
 def test_combined_plan_starts_from_the_image_index(store: GraphStore) -> None:
     from covr.graph.params import render_prefix
     from covr.related.cypher_path import CombinedBranch, Rule, combined_query
@@ -301,10 +357,11 @@ def test_builder_queries_are_valid_cypher_5() -> None:
     for shape, key in sorted(SHAPES.items()):
         g = Subgraph.from_key(key)
         statements.append((shape, match_query(g, exact_rules(g), ["x"])[0]))
-    from tests.unit.related.golden_related import ANCHORED, COMBINED, UNION
+    from tests.unit.related.golden_related import ANCHORED, ANCHORED_COUNTING, COMBINED, UNION
 
     statements.append(("union", UNION))
     statements.append(("anchored", ANCHORED))
+    statements.append(("anchored_counting", ANCHORED_COUNTING))
     statements.append(("combined", COMBINED))
     for verdict in lint(statements):
         assert verdict["errors"] == [], verdict

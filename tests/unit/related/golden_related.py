@@ -156,29 +156,55 @@ RETURN i.id AS image_id, $b1_tag AS tag, [o0.name, o1.name] AS names, [o0.attrib
 ANCHORED_KEY = "man-(stapling|onto:wall)->paper[white]"
 
 ANCHORED = """\
-MATCH (r0:Relation)
+MATCH (m0:RelMod)
+WHERE m0.name = $d0_m0
+WITH m0
+MATCH (r0:Relation)-[:MOD]->(m0)
 WHERE r0.name = $d0_r0
-WITH r0
+WITH m0, r0
+MATCH (m0)-[:OBJ]->(o2:Object)
+WHERE o2.name = $d0_o2
+WITH m0, r0, o2
 MATCH (o0:Object)-[:SUBJ]->(r0)
 WHERE o0.name <> $d0_o0_x
   AND NOT o0.name IN $d0_o0
-WITH r0, o0
+  AND o0 <> o2
+WITH m0, r0, o2, o0
 MATCH (r0)-[:OBJ]->(o1:Object)
 WHERE o1.name = $d0_o1
   AND $d0_a1 IN o1.attributes
+  AND o1 <> o2
   AND o1 <> o0
-WITH r0, o0, o1
-MATCH (r0)-[:MOD]->(m0:RelMod)
-WHERE m0.name = $d0_m0
-WITH r0, o0, o1, m0
-MATCH (m0)-[:OBJ]->(o2:Object)
-WHERE o2.name = $d0_o2
-  AND o2 <> o0
-  AND o2 <> o1
-WITH r0, o0, o1, m0, o2
+WITH m0, r0, o2, o0, o1
 MATCH (i:Image)-[:HAS]->(o0)
 WHERE i.split = $d0_split
 RETURN DISTINCT i.id AS image_id, $d0_tag AS tag"""
+
+ANCHORED_COUNTING = """\
+MATCH (m0:RelMod)
+WHERE m0.name = $d0_m0
+WITH m0
+MATCH (r0:Relation)-[:MOD]->(m0)
+WHERE r0.name = $d0_r0
+WITH m0, r0
+MATCH (m0)-[:OBJ]->(o2:Object)
+WHERE o2.name = $d0_o2
+WITH m0, r0, o2
+MATCH (o0:Object)-[:SUBJ]->(r0)
+WHERE NOT o0.name IN $d0_o0
+  AND o0 <> o2
+WITH m0, r0, o2, o0, CASE WHEN o0.name = $d0_eq_o0 THEN 0 ELSE 1 END AS c0
+WHERE c0 <= $d0_max
+MATCH (r0)-[:OBJ]->(o1:Object)
+WHERE o1.name = $d0_o1
+  AND any(a IN o1.attributes WHERE a = $d0_a1_x OR a IN $d0_a1)
+  AND o1 <> o2
+  AND o1 <> o0
+WITH m0, r0, o2, o0, o1, c0, c0 + CASE WHEN $d0_eq_a1 IN o1.attributes THEN 0 ELSE 1 END AS c1
+WHERE c1 <= $d0_max
+MATCH (i:Image)-[:HAS]->(o0)
+WHERE i.split = $d0_split
+RETURN DISTINCT i.id AS image_id, $d0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name] AS relation_names, [m0.name] AS relmod_names"""
 
 COMBINED_KEY = "man[tall]-(wearing)->hat[red]"
 

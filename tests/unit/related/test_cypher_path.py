@@ -23,6 +23,7 @@ from covr.related.cypher_path import (
 from covr.scene.subgraph import Subgraph
 from tests.unit.related.golden_related import (
     ANCHORED,
+    ANCHORED_COUNTING,
     ANCHORED_KEY,
     COMBINED,
     COMBINED_KEY,
@@ -108,6 +109,20 @@ def test_anchored_query_matches_golden_text() -> None:
     assert params["d0_m0"] == "onto"
     assert params["d0_split"] == "train"
     assert params["d0_tag"] == 3
+
+
+def test_counting_anchored_query_matches_golden_text() -> None:
+    """One direct branch for several signatures that keep the anchor: edits are counted."""
+    g = Subgraph.from_key(ANCHORED_KEY)
+    rules = exact_rules(g)
+    rules["object@0"] = Rule("not_in", values=("person",))
+    rules["attribute@1"] = Rule("eq_or_in", "white", ("black", "red"))
+    query, params = anchored_query(
+        [AnchoredBranch(g, rules, "relmod@0", "train", 3, max_changes=2)]
+    )
+    assert query == ANCHORED_COUNTING
+    assert (params["d0_max"], params["d0_eq_o0"], params["d0_eq_a1"]) == (2, "man", "white")
+    assert "d0_eq_m0" not in params  # fixed positions are not counted
 
 
 def test_anchor_must_be_a_fixed_name() -> None:
