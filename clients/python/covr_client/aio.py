@@ -295,6 +295,13 @@ class AsyncClient:
         split: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[Example]:
+        """Generated examples (question, images, answer, program) as they arrive.
+
+        Give ``image_id`` (questions about its subgraphs) or ``subgraph`` (a key or parts:
+        questions about it; the source image is a seeded choice among the stored images of
+        ``split`` that contain it, of any split when ``split`` is ``None``). Raises
+        ``NotFoundError`` for an unknown image or a subgraph no stored image contains.
+        """
         request = _requests.questions(
             image_id=image_id,
             subgraph=subgraph,

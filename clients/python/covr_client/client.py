@@ -348,7 +348,13 @@ class Client:
         split: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[Example]:
-        """Generated examples (question, images, answer, program) as they are produced."""
+        """Generated examples (question, images, answer, program) as they are produced.
+
+        Give ``image_id`` (questions about its subgraphs) or ``subgraph`` (a key or parts:
+        questions about it; the source image is a seeded choice among the stored images of
+        ``split`` that contain it, of any split when ``split`` is ``None``). Raises
+        ``NotFoundError`` for an unknown image or a subgraph no stored image contains.
+        """
         request = _requests.questions(
             image_id=image_id,
             subgraph=subgraph,

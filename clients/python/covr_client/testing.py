@@ -12,6 +12,8 @@ in a temporary data directory, and is loaded with the bundled sample scene graph
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,6 +44,35 @@ class TestServer:
         return Client(self.target, **kwargs)
 
 
+_SCRATCH: list[Path] = []
+
+
+@contextmanager
+def _data_dir() -> Iterator[Path]:
+    """A fresh data directory, emptied afterwards except for its prepared WordNet folder.
+
+    Why not a plain temporary directory: the server loads the ONNX models once per process
+    (``covr.models`` caches them by file), and the exclusivity model keeps reading WordNet from
+    the nltk folder prepared in the data directory of the *first* server of the process. Removing
+    that folder when the first server stops made every later server of the process fail its
+    lookups (``INTERNAL``). The leftovers share one folder per process, removed at exit.
+    """
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="covr-ts-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    path = Path(tempfile.mkdtemp(prefix="t-", dir=_SCRATCH[0]))
+    try:
+        yield path
+    finally:
+        for child in path.iterdir():
+            if child.name == "nltk_data":
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+
+
 @contextmanager
 def running_server(
     *,
@@ -64,9 +95,9 @@ def running_server(
     from covr.settings import Settings
     from covr_loaders.samples import load_bundled_samples
 
-    with tempfile.TemporaryDirectory(prefix="covr-t-") as tmp:
+    with _data_dir() as tmp:
         values: dict[str, Any] = {
-            "data_dir": data_dir or Path(tmp),
+            "data_dir": data_dir or tmp,
             "graph_uri": "",
             "service_host": "127.0.0.1",
             "service_port": 0,

@@ -44,6 +44,7 @@ from covr.questions.render import (
 )
 from covr.questions.templates import Template, compile_program, select_templates
 from covr.questions.world import AttributeTypes, PartsCache, World, default_attribute_types
+from covr.related.reference import contains
 from covr.scene.edits import parse_signature, signature_sort_key
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
@@ -248,6 +249,33 @@ class _ImageGenerator:
                     if key not in seen:
                         seen.add(key)
                         examples.append(example)
+        return examples
+
+    def run_subgraph(self, image_id: str, g: Subgraph) -> list[Example]:
+        """Examples about ``g`` alone, with ``image_id`` (an image containing ``g``) as the source
+        image: the per-subgraph loop of :meth:`run` without the enumeration and sampling."""
+        try:
+            scene = self.provider.scene(image_id)
+        except KeyError:
+            raise GenerationError("image", f"unknown image {image_id!r}") from None
+        if not contains(scene, g):
+            raise GenerationError("image", f"image {image_id!r} does not contain {g.key!r}")
+        # Own stream (salted with the key): not the stream of the image path, whose first draws
+        # sample the image's subgraphs.
+        rng = random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
+        related = self._related(image_id, g)
+        examples: list[Example] = []
+        seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        for template in self.templates:
+            for example in self._examples(template, related, rng):
+                key = (
+                    example["utterance"],
+                    json.dumps(example["answer"]),
+                    tuple(example["scenes"]),
+                )
+                if key not in seen:
+                    seen.add(key)
+                    examples.append(example)
         return examples
 
     def _related(self, image_id: str, g: Subgraph) -> _Related:
@@ -744,6 +772,33 @@ def generate_for_image(
         provider, options, templates, attribute_types or default_attribute_types()
     )
     return gen.run(image_id)
+
+
+def choose_source_image(positives: Sequence[str], g: Subgraph, seed: int) -> str:
+    """The source image of questions about a given subgraph: a seeded choice among images that
+    contain it (DESIGN §7: the source image is the first positive). ``positives`` is the lookup's
+    seeded sample; it is sorted first so the choice depends only on the set, ``g`` and the seed."""
+    if not positives:
+        raise GenerationError("subgraph", f"no image contains {g.key!r}")
+    rng = random.Random(stable_seed(seed, "source", g.key))
+    return rng.choice(sorted(positives))
+
+
+def generate_for_subgraph(
+    provider: RelatedProvider,
+    options: GenerationOptions,
+    g: Subgraph,
+    image_id: str,
+    attribute_types: AttributeTypes | None = None,
+) -> list[Example]:
+    """Every example about ``g`` with ``image_id`` as the source image (it must contain ``g``):
+    the same templates, slot filling, image picking and execution as :func:`generate_for_image`,
+    for this one subgraph (deterministic for the options' seed)."""
+    templates = select_templates(options.templates)
+    gen = _ImageGenerator(
+        provider, options, templates, attribute_types or default_attribute_types()
+    )
+    return gen.run_subgraph(image_id, g)
 
 
 def _work(image_id: str) -> list[Example]:

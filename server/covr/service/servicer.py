@@ -25,8 +25,11 @@ from covr.questions.generate import (
     MAX_SEED,
     GenerationOptions,
     check_images,
+    choose_source_image,
     generate_for_image,
+    generate_for_subgraph,
 )
+from covr.questions.store_source import StoreRelated
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD
 from covr.related.lookup import RelatedResult
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
@@ -359,8 +362,9 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self, request: questions_pb2.GenerateQuestionsRequest, context: grpc.ServicerContext
     ) -> Iterator[questions_pb2.Example]:
         source = request.WhichOneof("source")
+        subgraph: Subgraph | None = None
         if source == "subgraph":
-            convert.subgraph_from_proto(request.subgraph)
+            subgraph = convert.subgraph_from_proto(request.subgraph)
         elif source == "image_id":
             convert.require_text(request.image_id, "image_id")
         else:
@@ -376,18 +380,42 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         provider = self.rooms.questions
         if provider is None:
             raise NotAvailableYet("question generation")
-        if source == "subgraph":
-            raise NotAvailableYet("question generation for a given subgraph (use image_id)")
         with self.deadlines.scope(context):
-            scene = self._scene_graph(request.image_id)
-            options = _generation_options(self.settings, request, request.split or scene.split)
-            check_images(provider, options, [scene.image_id])
-            examples = generate_for_image(provider, options, scene.image_id)
+            if subgraph is not None:
+                image_id, split = self._subgraph_source(provider, subgraph, request)
+                options = _generation_options(self.settings, request, split)
+                examples = generate_for_subgraph(provider, options, subgraph, image_id)
+            else:
+                scene = self._scene_graph(request.image_id)
+                options = _generation_options(self.settings, request, request.split or scene.split)
+                check_images(provider, options, [scene.image_id])
+                examples = generate_for_image(provider, options, scene.image_id)
         gone = cancelled_event(context)
         for example in examples[:count]:
             if gone.is_set():
                 return
             yield convert.example_to_proto(example)
+
+    def _subgraph_source(
+        self,
+        provider: StoreRelated,
+        g: Subgraph,
+        request: questions_pb2.GenerateQuestionsRequest,
+    ) -> tuple[str, str]:
+        """The source image (a seeded choice among the images that contain ``g``, in the
+        requested split or, when none is given, in any split) and the split to draw from.
+
+        The positives are asked for exactly as the engine asks for them (same limit and seed),
+        so with a split the engine's own lookup is answered from the lookup's cache.
+        """
+        split = request.split or None
+        limit = self.settings.questions_positives + 1
+        positives = provider.lookup.positives(g, split=split, limit=limit, seed=request.seed)
+        if not positives:
+            where = f"of split {split!r} " if split else ""
+            raise NotFound(f"no stored image {where}contains {g.key!r}")
+        image_id = choose_source_image(positives, g, request.seed)
+        return image_id, split or provider.scene(image_id).split
 
     # ------------------------------------------------------------------ evaluation
 

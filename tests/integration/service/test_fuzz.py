@@ -256,7 +256,11 @@ def requests(draw: st.DrawFn) -> tuple[str, Any]:
             if real:  # a real generation takes seconds: few seeds, so the lookup caches serve
                 request_q.seed = draw(st.sampled_from([1, 2]))
         elif draw(st.booleans()):
-            request_q.subgraph.CopyFrom(draw(subgraph_refs()))
+            if draw(st.integers(0, 9)) == 0:  # a subgraph of the samples: real generation
+                request_q.subgraph.key = draw(st.sampled_from(["tree", "man[young]", "man"]))
+                request_q.seed = draw(st.sampled_from([1, 2]))
+            else:
+                request_q.subgraph.CopyFrom(draw(subgraph_refs()))
         return "GenerateQuestions", request_q
     if which == 10:
         return _imports(draw)

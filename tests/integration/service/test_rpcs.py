@@ -15,7 +15,6 @@ from covr.service.convert import scene_graph_to_proto
 from covr_client import (
     Box,
     Client,
-    FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
     Object,
@@ -229,12 +228,7 @@ def test_import_equals_the_batch_loaders(server: TestServer) -> None:
             )
 
 
-# ---------------------------------------------------------------------- rooms not landed yet
-
-
-def test_questions_by_subgraph_answer_failed_precondition(client: Client) -> None:
-    with pytest.raises(FailedPreconditionError):
-        next(client.generate_questions(subgraph="man-(wearing)->hat", count=3))
+# ---------------------------------------------------------------------- bad input
 
 
 def test_bad_input_gets_field_violations(client: Client) -> None:

@@ -21,8 +21,9 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class GenerateQuestionsRequest(_message.Message):
-    """Examples generated from one source image (its sampled subgraphs, their related images); the
-    same request (image, templates, seed, data) gives the same examples.
+    """Examples generated from one source image (its sampled subgraphs, their related images) or
+    about one given subgraph; the same request (source, templates, seed, data) gives the same
+    examples.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -40,10 +41,14 @@ class GenerateQuestionsRequest(_message.Message):
     seed: _builtins.int
     """0 .. 2^63-1"""
     split: _builtins.str
-    """images are drawn from this split; empty = the source's"""
+    """Images are drawn from this split; empty = the source image's (for a subgraph source: the
+    source is chosen among images of any split).
+    """
     @_builtins.property
     def subgraph(self) -> _scene_pb2.SubgraphRef:
-        """questions about this subgraph (not served yet: FAILED_PRECONDITION)"""
+        """Questions about this subgraph; the source image is a seeded choice among the stored images
+        of `split` that contain it (NOT_FOUND when there is none).
+        """
 
     @_builtins.property
     def templates(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
