@@ -100,6 +100,13 @@ class Settings(BaseSettings):
         default="900 1 300 100 60 10000",
         description="Embedded server RDB schedule: pairs of '<seconds> <changes>'.",
     )
+    embedded_query_cache: int = Field(
+        default=1000,
+        ge=1,
+        le=100_000,
+        description="Embedded server: execution plans cached per graph (FalkorDB CACHE_SIZE; "
+        "its default of 25 is far fewer than the distinct statements of a lookup workload).",
+    )
     index_wait_s: float = Field(
         default=120.0, gt=0, description="How long schema application waits for indexes."
     )

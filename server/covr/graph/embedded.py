@@ -266,6 +266,7 @@ class EmbeddedServer:
             "--daemonize", "no",
             "--logfile", str(self.log_path),
             "--loadmodule", str(module), "TIMEOUT_DEFAULT", timeout_ms,
+            "CACHE_SIZE", str(self.settings.embedded_query_cache),
         ]  # fmt: skip
 
     def _spawn(self, *, detached: bool) -> ServerState:

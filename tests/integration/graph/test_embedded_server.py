@@ -212,6 +212,12 @@ def test_default_timeout_comes_from_settings(fresh_settings: Settings) -> None:
         store.read(SLOW_READ)
 
 
+def test_plan_cache_size_comes_from_settings(fresh_settings: Settings) -> None:
+    settings = fresh_settings.model_copy(update={"embedded_query_cache": 321})
+    with open_store(settings) as store:
+        assert store.command("GRAPH.CONFIG", "GET", "CACHE_SIZE") == ["CACHE_SIZE", 321]  # type: ignore[attr-defined]
+
+
 def test_bad_cypher_carries_the_server_message(store: GraphStore) -> None:
     with pytest.raises(QueryError) as info:
         store.read("MATCH (n RETURN n")
