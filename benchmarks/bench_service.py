@@ -8,7 +8,8 @@ Measured:
 
 1. **Service overhead** (same run, same requests): for every request of a pool, the library call
    (``RelatedLookup.related``, ``generate_for_image`` over ``StoreRelated``, ``get_scene_graph``
-   in this process) and the same request over
+   in this process, the lookup built from the same settings as the server's: same exclusivity
+   model and presence filter, warmed like the server's) and the same request over
    gRPC (one client) are timed back to back, alternating which goes first so store caches favour
    neither. Reported: p50 of each and the median of the paired differences.
 2. **Load**: for each RPC (``--rpcs``) and client count, that many client *processes* (spawned, each with its own
@@ -20,7 +21,8 @@ Measured:
 3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max.
 
 Run: ``.venv/bin/python benchmarks/bench_service.py [--images 8500] [--duration 60]
-[--clients 1 4 16] [--rpcs related questions scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``.
+[--clients 1 4 16] [--rpcs related questions scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``
+(``--overhead-only``: step 1 only, e.g. ``--images 850 --overhead-seconds 60 --overhead-only``).
 The 2-core development machine is shared: numbers are noisy; compare ratios within one run.
 """
 
@@ -93,8 +95,9 @@ class RssSampler(threading.Thread):
 # ---------------------------------------------------------------------------- requests
 
 
-def warm_up(target: str) -> None:
-    """Wait until the server's models are loaded, so no phase measures their loading."""
+def warm_up(target: str, pool: list[dict[str, Any]]) -> None:
+    """Wait until the server's models are loaded and its lookup has read the image table, so no
+    phase measures that (the library side warms its own lookup the same way)."""
     import grpc
 
     from covr_client._proto import related_pb2, service_pb2_grpc
@@ -103,6 +106,8 @@ def warm_up(target: str) -> None:
         stub = service_pb2_grpc.CovrServiceStub(channel)
         pair = related_pb2.TermPair(node_type=1, x="man", x_prime="woman")  # type: ignore[arg-type]
         stub.ScoreExclusivity(related_pb2.ScoreExclusivityRequest(pairs=[pair]), timeout=600)
+        for request in [r for r in pool if r["rpc"] == "related"][:1]:
+            _grpc_call(stub, request, 999_999_937)  # a seed no phase uses
 
 
 def make_pool(
@@ -144,7 +149,7 @@ def _grpc_call(stub: Any, request: dict[str, Any], seed_offset: int) -> None:
             image_id=request["image_id"], seed=request["seed"] + seed_offset, count=1000
         )
         for _ in stub.GenerateQuestions(message_q, timeout=CALL_TIMEOUT_S):
-            pass
+            pass  # each message is a batch of examples
     elif request["rpc"] == "related":
         message = related_pb2.FindRelatedImagesRequest(
             subgraph=scene_pb2.SubgraphRef(key=request["key"]),
@@ -211,12 +216,17 @@ def overhead(
 
     from covr.questions.generate import generate_for_image
     from covr.questions.store_source import StoreRelated
-    from covr.related.lookup import RelatedLookup
+    from covr.related.filters import build_lookup
     from covr.service.servicer import _generation_options
     from covr_client._proto import questions_pb2, service_pb2_grpc
     from covr_loaders.readback import get_scene_graph
 
-    lookup = RelatedLookup(store, settings=settings)
+    # The lookup the server builds from the same settings (covr.service.rooms): the ONNX
+    # exclusivity model and the presence filter when the settings say so. A plain
+    # RelatedLookup (word lists, no presence filter) did less work than the RPC and hid part of
+    # the overhead; both sides now run the same lookup, each with its own caches.
+    lookup = build_lookup(store, settings)
+    lookup.warm()
     provider = StoreRelated(lookup)
     direct: dict[str, list[float]] = {k: [] for k in KINDS}
     remote: dict[str, list[float]] = {k: [] for k in KINDS}
@@ -317,6 +327,11 @@ def main() -> int:
     parser.add_argument("--max-concurrent", type=int, default=8)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
+        "--overhead-only",
+        action="store_true",
+        help="measure only the paired library-vs-RPC overhead (no load phases)",
+    )
+    parser.add_argument(
         "--rpcs",
         nargs="+",
         choices=KINDS,
@@ -374,7 +389,7 @@ def main() -> int:
             if not line.startswith("listening on"):
                 raise RuntimeError(f"server did not start: {line!r}")
             target = f"127.0.0.1:{port}"
-            warm_up(target)  # the models load in the background at start (WordNet: seconds)
+            warm_up(target, pool)  # models load in the background at start (WordNet: seconds)
             sampler = RssSampler(server.pid)
             sampler.start()
             t0 = time.monotonic()
@@ -383,7 +398,7 @@ def main() -> int:
             )
             report["overhead"]["rss"] = sampler.window(t0, time.monotonic())
             phases = []
-            for kind in args.rpcs:
+            for kind in [] if args.overhead_only else args.rpcs:
                 only = [r for r in pool if r["rpc"] == kind]
                 for n, clients in enumerate(args.clients):
                     t0 = time.monotonic()

@@ -310,5 +310,6 @@ class AsyncClient:
             seed=seed,
             split=split,
         )
-        async for example in self._stream(self._stub.GenerateQuestions, request, timeout):
-            yield Example.from_proto(example)
+        async for response in self._stream(self._stub.GenerateQuestions, request, timeout):
+            for example in response.examples:
+                yield Example.from_proto(example)

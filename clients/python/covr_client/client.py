@@ -363,5 +363,6 @@ class Client:
             seed=seed,
             split=split,
         )
-        for example in self._stream(self._stub.GenerateQuestions, request, timeout):
-            yield Example.from_proto(example)
+        for response in self._stream(self._stub.GenerateQuestions, request, timeout):
+            for example in response.examples:
+                yield Example.from_proto(example)

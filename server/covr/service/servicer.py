@@ -360,7 +360,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
 
     def GenerateQuestions(
         self, request: questions_pb2.GenerateQuestionsRequest, context: grpc.ServicerContext
-    ) -> Iterator[questions_pb2.Example]:
+    ) -> Iterator[questions_pb2.GenerateQuestionsResponse]:
         source = request.WhichOneof("source")
         subgraph: Subgraph | None = None
         if source == "subgraph":
@@ -386,15 +386,35 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 options = _generation_options(self.settings, request, split)
                 examples = generate_for_subgraph(provider, options, subgraph, image_id)
             else:
-                scene = self._scene_graph(request.image_id)
-                options = _generation_options(self.settings, request, request.split or scene.split)
-                check_images(provider, options, [scene.image_id])
+                # The engine reads the source's scene graph through the provider's cache anyway:
+                # reading it here too (once more from the store) was pure service overhead.
+                try:
+                    scene = provider.scene(request.image_id)
+                except KeyError:
+                    raise NotFound(f"no image {request.image_id!r} in the store") from None
+                split = request.split or scene.split
+                if scene.split != split:
+                    raise InvalidArgument.field(
+                        "image_id",
+                        f"image {scene.image_id!r} belongs to split {scene.split!r}, not {split!r}",
+                    )
+                options = _generation_options(self.settings, request, split)
                 examples = generate_for_image(provider, options, scene.image_id)
+                if not examples:
+                    # Only an empty result needs telling "no subgraph to ask about" apart: the
+                    # check enumerates the image's subgraphs, which the engine has just done, so
+                    # running it on every call doubled that work (measured: most of the
+                    # GenerateQuestions overhead).
+                    check_images(provider, options, [scene.image_id])
         gone = cancelled_event(context)
-        for example in examples[:count]:
+        batch = self.settings.service_page_size
+        chosen = examples[:count]
+        for start in range(0, len(chosen), batch):
             if gone.is_set():
                 return
-            yield convert.example_to_proto(example)
+            yield questions_pb2.GenerateQuestionsResponse(
+                examples=[convert.example_to_proto(e) for e in chosen[start : start + batch]]
+            )
 
     def _subgraph_source(
         self,

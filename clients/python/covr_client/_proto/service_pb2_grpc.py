@@ -85,7 +85,7 @@ class CovrServiceStub:
         self.GenerateQuestions = channel.unary_stream(
                 '/covr.v1.CovrService/GenerateQuestions',
                 request_serializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.SerializeToString,
-                response_deserializer=covr_dot_v1_dot_questions__pb2.Example.FromString,
+                response_deserializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsResponse.FromString,
                 _registered_method=True)
         self.Evaluate = channel.unary_unary(
                 '/covr.v1.CovrService/Evaluate',
@@ -216,7 +216,7 @@ def add_CovrServiceServicer_to_server(servicer, server):
             'GenerateQuestions': grpc.unary_stream_rpc_method_handler(
                     servicer.GenerateQuestions,
                     request_deserializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.FromString,
-                    response_serializer=covr_dot_v1_dot_questions__pb2.Example.SerializeToString,
+                    response_serializer=covr_dot_v1_dot_questions__pb2.GenerateQuestionsResponse.SerializeToString,
             ),
             'Evaluate': grpc.unary_unary_rpc_method_handler(
                     servicer.Evaluate,
@@ -493,7 +493,7 @@ class CovrService:
             target,
             '/covr.v1.CovrService/GenerateQuestions',
             covr_dot_v1_dot_questions__pb2.GenerateQuestionsRequest.SerializeToString,
-            covr_dot_v1_dot_questions__pb2.Example.FromString,
+            covr_dot_v1_dot_questions__pb2.GenerateQuestionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

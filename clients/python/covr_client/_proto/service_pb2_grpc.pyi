@@ -47,7 +47,7 @@ class CovrServiceStub:
     ScoreExclusivity: _grpc.UnaryUnaryMultiCallable[_related_pb2.ScoreExclusivityRequest, _related_pb2.ScoreExclusivityResponse]
     ScorePresence: _grpc.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]
     GetModelInfo: _grpc.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]
-    GenerateQuestions: _grpc.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.Example]
+    GenerateQuestions: _grpc.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.GenerateQuestionsResponse]
     Evaluate: _grpc.UnaryUnaryMultiCallable[_evaluation_pb2.EvaluateRequest, _evaluation_pb2.EvaluateResponse]
     """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC."""
 
@@ -64,7 +64,7 @@ class CovrServiceAsyncStub(CovrServiceStub):
     ScoreExclusivity: _aio.UnaryUnaryMultiCallable[_related_pb2.ScoreExclusivityRequest, _related_pb2.ScoreExclusivityResponse]  # type: ignore[assignment]
     ScorePresence: _aio.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]  # type: ignore[assignment]
     GetModelInfo: _aio.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]  # type: ignore[assignment]
-    GenerateQuestions: _aio.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.Example]  # type: ignore[assignment]
+    GenerateQuestions: _aio.UnaryStreamMultiCallable[_questions_pb2.GenerateQuestionsRequest, _questions_pb2.GenerateQuestionsResponse]  # type: ignore[assignment]
     Evaluate: _aio.UnaryUnaryMultiCallable[_evaluation_pb2.EvaluateRequest, _evaluation_pb2.EvaluateResponse]  # type: ignore[assignment]
     """Accuracy per template and property, baselines, generalization score, systematicity gap, AUC."""
 
@@ -138,7 +138,7 @@ class CovrServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _questions_pb2.GenerateQuestionsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_questions_pb2.Example], _abc.AsyncIterator[_questions_pb2.Example]]: ...
+    ) -> _typing.Union[_abc.Iterator[_questions_pb2.GenerateQuestionsResponse], _abc.AsyncIterator[_questions_pb2.GenerateQuestionsResponse]]: ...
 
     @_abc_1.abstractmethod
     def Evaluate(
