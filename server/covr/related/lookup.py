@@ -828,6 +828,7 @@ class RelatedLookup:
     ) -> RelatedResult:
         table = self._table()
         all_positions = positions(g)
+        exact = exact_rules(g)
         batch_min = self.settings.related_batch_min
         states: list[_SigState] = []
 
@@ -845,7 +846,7 @@ class RelatedLookup:
                 g,
                 "",
                 (),
-                exact_rules(g),
+                dict(exact),
                 table.stream(self._pool(g, all_positions, split), seed, "", split),
                 pos_target,
                 first_batch(pos_target),
@@ -858,7 +859,7 @@ class RelatedLookup:
         for size in range(1, min(max_distance, len(all_positions)) + 1):
             for changed in itertools.combinations(all_positions, size):
                 sig = signature(changed)
-                rules = exact_rules(g)
+                rules = dict(exact)
                 skip = False
                 for pos in changed:
                     rule = self._distractor_rule(g, pos)
@@ -1067,15 +1068,15 @@ class RelatedLookup:
         """Match ``g`` with up to ``max_distance`` edits in these images, one combined query per
         batch; record per image whether it is a positive and its concrete ``g'`` per signature."""
         step = self.settings.related_batch_max
-        found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {
-            i: (False, defaultdict(set)) for i in image_ids
-        }
+        nothing: tuple[bool, dict[str, set[Subgraph]]] = (False, {})
+        verified.update(dict.fromkeys(image_ids, nothing))  # most images return no row
+        found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {}
         for start in range(0, len(image_ids), step):
             chunk = image_ids[start : start + step]
             query, params = combined_query(CombinedBranch(g, rules, max_distance, chunk))
             for row in self.store.read(query, params):
                 image_id = str(row["image_id"])
-                positive, per = found[image_id]
+                positive, per = found.get(image_id) or (False, defaultdict(set))
                 for changes in self._embeddings(g, row, max_distance):
                     if not changes:
                         positive = True
