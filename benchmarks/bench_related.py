@@ -8,8 +8,9 @@ shapes (single, hop, chain, V; equal shares) from random images, and time
 up to 5 distractors per edit signature at ED <= 2:
 
 - ``cold``: a new lookup object, empty caches (every candidate list is fetched from the store);
-- ``warm``: the same lookup again with another seed (result cache misses; candidate lists and
-  vocabulary cached, as in a running service).
+- ``warm``: the same lookup again with other seeds (result cache misses; candidate lists and
+  vocabulary cached, as in a running service), ``--repeats`` passes; the pass with the median p50
+  is reported (each pass's numbers are in the output too).
 
 Two baselines, both the in-memory reference matcher (``covr.related.reference.related``) on the
 first ``--reference-queries`` subgraphs, medians compared on those same subgraphs:
@@ -24,7 +25,7 @@ Before timing, ``lookup.warm()`` reads the image table and the vocabularies once
 does at start; its time is reported as ``warm_up_s``).
 
 Run: ``.venv/bin/python benchmarks/bench_related.py [--scales 850 8500 85000] [--queries 200]
-[--reference-queries 200] [--scan-queries 30] [--work DIR] [--reuse] [--json PATH]``.
+[--reference-queries 200] [--scan-queries 30] [--repeats 3] [--work DIR] [--reuse] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -130,21 +132,34 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         lookup.warm()
         out["warm_up_s"] = round(time.perf_counter() - started, 2)
-        passes: dict[str, list[float]] = {"cold": [], "warm": []}
+        passes: dict[str, list[float]] = {"cold": []}
         sizes: list[int] = []
-        for name, seed in (("cold", 1), ("warm", 2)):
+        runs = [("cold", 1)] + [(f"warm{n}", 1 + n) for n in range(1, args.repeats + 1)]
+        for name, seed in runs:
+            passes[name] = []
             for g in queries:
                 t0 = time.perf_counter()
                 result = lookup.related(
                     g, max_distance=2, per_signature=5, positives_limit=5, seed=seed
                 )
                 passes[name].append(time.perf_counter() - t0)
-                if name == "warm":
+                if name == "warm1":
                     sizes.append(len(result.distractors) + len(result.positives))
         for name, times in passes.items():
             out[f"{name}_p50_ms"] = round(1000 * statistics.median(times), 2)
             out[f"{name}_p95_ms"] = round(1000 * pct(times, 0.95), 2)
             out[f"{name}_max_ms"] = round(1000 * max(times), 2)
+        # warm = the pass with the median p50 among the repeats (the machine is shared and
+        # noisy: one pass can land on someone else's test run)
+        warm_runs = sorted(
+            (n for n in passes if n.startswith("warm")), key=lambda n: out[f"{n}_p50_ms"]
+        )
+        middle = warm_runs[len(warm_runs) // 2]
+        passes["warm"] = passes[middle]
+        out["warm_pass"] = middle
+        for stat in ("p50", "p95", "max"):
+            out[f"warm_{stat}_ms"] = out[f"{middle}_{stat}_ms"]
+        out["load_average"] = [round(x, 2) for x in os.getloadavg()]
         out["results_per_query_median"] = statistics.median(sizes)
     exclusivity = default_exclusivity()
     t0 = time.perf_counter()
@@ -195,6 +210,12 @@ def main() -> None:
         type=int,
         default=30,
         help="Subgraphs timed against the full-scan baseline (first of the reference subset).",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="Warm passes (other seeds); the one with the median p50 is reported as warm.",
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()))
