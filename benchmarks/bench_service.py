@@ -11,7 +11,11 @@ Measured:
    in this process, the lookup built from the same settings as the server's: same exclusivity
    model and presence filter, warmed like the server's) and the same request over
    gRPC (one client) are timed back to back, alternating which goes first so store caches favour
-   neither. Reported: p50 of each and the median of the paired differences.
+   neither. Reported: p50 of each and the median of the paired differences, once with fresh
+   seeds (the lookups compute: their variance on a busy machine swamps a few ms) and once
+   *warm* (each request sent once to both sides first, then timed: both answer from their
+   result caches, so the difference is the service's own cost: validation, conversion,
+   messages, transport). Each mode runs ``--overhead-seconds`` per RPC.
 2. **Load**: for each RPC (``--rpcs``) and client count, that many client *processes* (spawned, each with its own
    channel, no retries, 30 s deadline) send requests for ``--duration`` seconds: throughput,
    p50/p99 latency and status codes. The server runs with ``--max-concurrent`` RPCs
@@ -41,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -228,11 +232,11 @@ def overhead(
     lookup = build_lookup(store, settings)
     lookup.warm()
     provider = StoreRelated(lookup)
-    direct: dict[str, list[float]] = {k: [] for k in KINDS}
-    remote: dict[str, list[float]] = {k: [] for k in KINDS}
-    diffs: dict[str, list[float]] = {k: [] for k in KINDS}
+    direct: dict[tuple[str, bool], list[float]] = defaultdict(list)
+    remote: dict[tuple[str, bool], list[float]] = defaultdict(list)
+    diffs: dict[tuple[str, bool], list[float]] = defaultdict(list)
 
-    def _pair(request: dict[str, Any], seed_offset: int, library_first: bool) -> None:
+    def _pair(request: dict[str, Any], seed_offset: int, library_first: bool, warm: bool) -> None:
         def library() -> None:
             if request["rpc"] == "questions":
                 message = questions_pb2.GenerateQuestionsRequest(
@@ -245,6 +249,9 @@ def overhead(
             else:
                 get_scene_graph(store, request["image_id"])
 
+        if warm:  # the same request once on each side first: both answer from warm caches
+            library()
+            _grpc_call(stub, request, seed_offset)
         timings = {}
         for what in ("library", "rpc") if library_first else ("rpc", "library"):
             began = time.perf_counter()
@@ -253,31 +260,41 @@ def overhead(
             else:
                 _grpc_call(stub, request, seed_offset)
             timings[what] = time.perf_counter() - began
-        kind = request["rpc"]
+        kind = (request["rpc"], warm)
         direct[kind].append(timings["library"])
         remote[kind].append(timings["rpc"])
         diffs[kind].append(timings["rpc"] - timings["library"])
 
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
-        for kind_of_pool in kinds:
-            only = [r for r in pool if r["rpc"] == kind_of_pool]
-            end = time.monotonic() + seconds
-            for i, request in enumerate(only * 1000):
-                if time.monotonic() >= end:
-                    break
-                seed_offset = 10_000_000 + (i // len(only)) * 1_000_003  # fresh seeds per cycle
-                _pair(request, seed_offset, i % 2 == 0)
+        for warm in (False, True):
+            for kind_of_pool in kinds:
+                only = [r for r in pool if r["rpc"] == kind_of_pool]
+                end = time.monotonic() + seconds
+                for i, request in enumerate(only * 1000):
+                    if time.monotonic() >= end:
+                        break
+                    # fresh seeds per cycle (and per mode): no result-cache hits across pairs
+                    seed_offset = (20_000_000 if warm else 10_000_000) + (
+                        i // len(only)
+                    ) * 1_000_003
+                    _pair(request, seed_offset, i % 2 == 0, warm)
+
+    def p50(values: list[float]) -> float:
+        return statistics.median(values) * 1000 if values else float("nan")
+
     return {
         kind: {
-            "n": len(diffs[kind]),
-            "library_p50_ms": percentile(direct[kind], 0.5) * 1000,
-            "rpc_p50_ms": percentile(remote[kind], 0.5) * 1000,
-            "overhead_p50_ms": statistics.median(diffs[kind]) * 1000
-            if diffs[kind]
-            else float("nan"),
+            "n": len(diffs[(kind, False)]),
+            "library_p50_ms": p50(direct[(kind, False)]),
+            "rpc_p50_ms": p50(remote[(kind, False)]),
+            "overhead_p50_ms": p50(diffs[(kind, False)]),
+            "n_warm": len(diffs[(kind, True)]),
+            "library_warm_p50_ms": p50(direct[(kind, True)]),
+            "rpc_warm_p50_ms": p50(remote[(kind, True)]),
+            "overhead_warm_p50_ms": p50(diffs[(kind, True)]),
         }
-        for kind in direct
+        for kind in KINDS
     }
 
 
@@ -427,6 +444,11 @@ def main() -> int:
             f"  {kind:12s} library p50 {o[kind]['library_p50_ms']:.2f} ms  rpc p50 "
             f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms"
             f"  (n={o[kind]['n']})"
+        )
+        print(
+            f"  {'':12s} warm: library p50 {o[kind]['library_warm_p50_ms']:.2f} ms  rpc p50 "
+            f"{o[kind]['rpc_warm_p50_ms']:.2f} ms  overhead p50 "
+            f"{o[kind]['overhead_warm_p50_ms']:.2f} ms  (n={o[kind]['n_warm']})"
         )
     print("\nload (client processes; per RPC: requests/s, p50/p99 ms; status codes; server RSS):")
     for p in report["phases"]:
