@@ -4,8 +4,13 @@ For each scale (synthetic GQA-like scene graphs held in memory: 8,500 / 85,000 i
 GQA), build the in-memory related-image source once (timed separately), then time
 ``covr.questions.generate.generate`` on the first ``--sources`` images of the split — subgraph
 enumeration -> positives and distractors (seeded samples, verified by the reference matcher) ->
-every template -> executed answers — with 1 and with 2 worker processes, ``--repeats`` times each
-(fresh provider caches per repeat; the forked workers inherit the index). Reported: examples,
+every template -> executed answers — with 1 and with 2 worker processes, ``--repeats`` times each.
+Every repeat starts as a fresh ``covr generate`` process would: an empty lookup-result cache and a
+new exclusivity scorer (its memo of name pairs is empty), so the first source images pay for
+filling them; the forked workers inherit the index and whatever ``generate`` prepares before the
+fork (sorted postings, templates). ``--sources`` defaults to 120: with 30 the two-worker runs did
+not amortize the workers' start-up (fork, cold memos in each worker, copy-on-write faults) and
+were slower than one worker. Reported: examples,
 median questions/s, the ratio to the issue's goal (500 q/s at 1x) and to the original COVR
 generator's figure quoted in DESIGN §7 (~47 q/s with one process, ~82 with two), peak RSS of the
 parent and of the workers, a cProfile breakdown of one single-worker run grouped by stage, the
@@ -15,8 +20,8 @@ The machine is shared by several engineers: wall-clock numbers are noisy (the lo
 printed), so CPU seconds of the generating processes are reported too (``questions_per_cpu_s``:
 what one dedicated core would do).
 
-Run: ``.venv/bin/python benchmarks/bench_questions.py [--scales 8500 85000] [--sources 40]
-[--repeats 3] [--json PATH]``.
+Run: ``.venv/bin/python benchmarks/bench_questions.py [--scales 8500 85000] [--sources 120]
+[--repeats 3] [--json PATH] [--cache DIR]``.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from typing import Any
 from covr.questions.balance import balance
 from covr.questions.generate import GenerationOptions, generate
 from covr.questions.related_source import InMemoryRelated
+from covr.related.exclusivity import ResourceExclusivity
 from covr.scene.model import SceneGraph
 from covr_loaders import synthetic
 
@@ -54,11 +60,17 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def fresh(provider: InMemoryRelated) -> None:
+    """Empty the caches a new process would start with (see the module docstring)."""
+    provider._cache = type(provider._cache)(provider._cache.size)
+    provider.exclusivity = ResourceExclusivity()
+
+
 def run(
     provider: InMemoryRelated, options: GenerationOptions, ids: list[str], workers: int
 ) -> tuple[float, float, list[dict[str, Any]]]:
     """Wall seconds, CPU seconds (this process + finished workers) and the examples."""
-    provider._cache = type(provider._cache)(provider._cache.size)  # fresh result cache
+    fresh(provider)
     cpu = _cpu()
     start = time.perf_counter()
     examples = list(generate(provider, options, ids, workers=workers))
@@ -79,7 +91,7 @@ def profile(
     provider: InMemoryRelated, options: GenerationOptions, ids: list[str]
 ) -> dict[str, float]:
     """Share of the run's time spent under each stage's function (cumulative, disjoint)."""
-    provider._cache = type(provider._cache)(provider._cache.size)
+    fresh(provider)
     prof = cProfile.Profile()
     start = time.perf_counter()
     prof.enable()
@@ -124,7 +136,7 @@ def two_answer_share(examples: list[dict[str, Any]]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[8500, 85000])
-    parser.add_argument("--sources", type=int, default=40)
+    parser.add_argument("--sources", type=int, default=120)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default="")
@@ -162,6 +174,8 @@ def main() -> None:
                 "median_cpu_s": round(statistics.median(cpus), 2),
                 "questions_per_cpu_s": round(len(examples) / statistics.median(cpus), 1),
                 "questions_per_s": round(qps, 1),
+                "runs_wall_s": [round(t, 2) for t in times],
+                "runs_cpu_s": [round(c, 2) for c in cpus],
                 "ratio_to_goal_500": round(qps / GOAL, 2),
                 "ratio_to_original": round(qps / ORIGINAL[workers], 1),
             }

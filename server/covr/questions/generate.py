@@ -846,6 +846,12 @@ def generate(
                 progress(1)
         return
     _WORKER = (provider, options)
+    # Whatever is built lazily is built once here, before the fork, and shared by the workers.
+    select_templates(options.templates)
+    default_attribute_types()
+    prepare = getattr(provider, "prepare", None)
+    if callable(prepare):
+        prepare()
     ctx = multiprocessing.get_context("fork")
     # Keep the collector away from the inherited index: without this, each worker's first full
     # collection touches every object and copies the parent's pages (slower than one worker at 1x).

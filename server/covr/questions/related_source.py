@@ -115,12 +115,19 @@ class InMemoryRelated:
         self._split_images = {s: sorted(ids) for s, ids in by_split.items()}
         self._split_sets = {s: frozenset(ids) for s, ids in self._split_images.items()}
         self._sorted_postings: dict[tuple[str, NodeType, str], list[str]] = {}
-        if presort:  # before any fork: workers share these lists instead of sorting their own
-            for name in sorted(self.index.postings):
-                for split in self._split_images:
-                    self._posting(name, split)
         self._cache = _Lru(cache_size)
         self.max_scan = max_scan
+        if presort:
+            self.prepare()
+
+    def prepare(self) -> None:
+        """Build what lookups otherwise build lazily: called before forking workers, so they
+        share it (copy-on-write) instead of each sorting its own postings. Idempotent; results
+        do not change. (:func:`~covr.questions.generate.generate` calls it when a provider has
+        it.)"""
+        for name in sorted(self.index.postings):
+            for split in self._split_images:
+                self._posting(name, split)
 
     # -- protocol ------------------------------------------------------------------------------
 
@@ -307,7 +314,7 @@ def _filtered_order(
     looked = 0
     if n <= 64:
         order = list(pool)
-        rng.shuffle(order)
+        _shuffle(rng, order)
         for image_id in order:
             if looked >= max_scan:
                 return
@@ -330,7 +337,7 @@ def _filtered_order(
         if i in seen:
             if len(seen) > half:  # dense: the rest of the pool in a shuffled order
                 remaining = [j for j in range(n) if j not in seen]
-                rng.shuffle(remaining)
+                _shuffle(rng, remaining)
                 for j in remaining:
                     if looked >= max_scan:
                         return
@@ -353,3 +360,15 @@ def _filtered_order(
                 break
         else:
             yield image_id
+
+
+def _shuffle(rng: random.Random, items: list[Any]) -> None:
+    """``rng.shuffle(items)`` with ``_randbelow`` inlined: the same draws (``i + 1`` has ``k``
+    bits; ``getrandbits(k)`` redrawn while ``> i``), the same order and final state."""
+    getrandbits = rng.getrandbits
+    for i in range(len(items) - 1, 0, -1):
+        k = (i + 1).bit_length()
+        j = getrandbits(k)
+        while j > i:
+            j = getrandbits(k)
+        items[i], items[j] = items[j], items[i]

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from covr.questions.related_source import _filtered_order, _seeded_order
+from covr.questions.related_source import _filtered_order, _seeded_order, _shuffle
 
 pytestmark = pytest.mark.unit
 
@@ -62,3 +62,14 @@ def test_filtered_order_equals_seeded_order(size: int, max_scan: int, sets: int)
         _plain(pool, rest, plain_rng, max_scan)
         list(_filtered_order(pool, rest, fast_rng, max_scan))
         assert fast_rng.getstate() == plain_rng.getstate()
+
+
+def test_shuffle_equals_random_shuffle() -> None:
+    for size in [0, 1, 2, 3, 17, 64, 65, 129, 1000]:
+        for seed in range(3):
+            plain_rng, fast_rng = random.Random(seed), random.Random(seed)
+            plain, fast = list(range(size)), list(range(size))
+            plain_rng.shuffle(plain)
+            _shuffle(fast_rng, fast)
+            assert fast == plain
+            assert fast_rng.getstate() == plain_rng.getstate()
