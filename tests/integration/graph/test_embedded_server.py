@@ -212,6 +212,29 @@ def test_default_timeout_comes_from_settings(fresh_settings: Settings) -> None:
         store.read(SLOW_READ)
 
 
+def test_a_socket_closed_by_a_restart_is_retried(store: GraphStore) -> None:
+    """redis-py raises ValueError("I/O operation on closed file") when a concurrent restart
+    closed the socket under a call: that is a lost connection (reconnect, retry once), while
+    any other ValueError is a bug and propagates."""
+    assert isinstance(store, FalkorStore)
+    attempts: list[int] = []
+
+    def flaky() -> int:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ValueError("I/O operation on closed file.")
+        return int(store.read("RETURN 1 AS ok")[0]["ok"])
+
+    assert store._call("probe", flaky) == 1
+    assert len(attempts) == 2
+
+    def broken() -> None:
+        raise ValueError("not a connection problem")
+
+    with pytest.raises(ValueError, match="not a connection problem"):
+        store._call("probe", broken)
+
+
 def test_plan_cache_size_comes_from_settings(fresh_settings: Settings) -> None:
     settings = fresh_settings.model_copy(update={"embedded_query_cache": 321})
     with open_store(settings) as store:
