@@ -6,6 +6,7 @@ cancellation, and the SDK's sync and async methods."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -218,22 +219,29 @@ def test_a_subgraph_no_stored_image_contains_is_not_found(client: Client) -> Non
 
 def test_deadline_and_cancellation(server: TestServer) -> None:
     slow = RecordingStore(server.store, delay=0.3)
-    with (
-        running_server(store=slow) as own,
-        own.client(retry=NO_RETRY) as client,
-        pytest.raises(DeadlineExceededError),
-    ):
-        list(client.generate_questions(subgraph="tree", seed=99, split="val", timeout=0.5))
+    with running_server(store=slow) as own, own.client(retry=NO_RETRY) as client:
+        with pytest.raises(DeadlineExceededError):
+            list(client.generate_questions(subgraph="tree", seed=99, split="val", timeout=0.5))
+        # Cancelled while the server still generates (every store read takes 0.3 s here, so it
+        # cannot have answered yet): the call ends CANCELLED and the server keeps serving.
+        with grpc.insecure_channel(own.target) as channel:
+            stub = service_pb2_grpc.CovrServiceStub(channel)
+            request = questions_pb2.GenerateQuestionsRequest(
+                subgraph=scene_pb2.SubgraphRef(key=KEYS[0]), seed=98, split="val", count=1000
+            )
+            call: Any = stub.GenerateQuestions(request, timeout=3)  # bounds the server work
+            time.sleep(0.5)
+            call.cancel()
+            assert call.code() is grpc.StatusCode.CANCELLED
+            assert client.health()
     with grpc.insecure_channel(server.target) as channel:
+        # The first message of a normal call names the subgraph; leaving early is fine.
         stub = service_pb2_grpc.CovrServiceStub(channel)
-        request = questions_pb2.GenerateQuestionsRequest(
-            subgraph=scene_pb2.SubgraphRef(key=KEYS[0]), seed=3, split="val", count=1000
-        )
-        call: Any = stub.GenerateQuestions(request, timeout=30)
-        assert next(call).examples[0].provenance.subgraphs["g"] == KEYS[0]
-        call.cancel()
-        assert call.code() is grpc.StatusCode.CANCELLED
-        assert rpc_code(stub.GenerateQuestions, request) is grpc.StatusCode.OK  # still serving
+        request.seed = 3
+        first: Any = stub.GenerateQuestions(request, timeout=30)
+        assert next(first).examples[0].provenance.subgraphs["g"] == KEYS[0]
+        first.cancel()
+        assert rpc_code(stub.GenerateQuestions, request) is grpc.StatusCode.OK
 
 
 def test_async_client_generates_for_a_subgraph(server: TestServer, client: Client) -> None:
