@@ -50,6 +50,11 @@ class RequestDeadlines:
         finally:
             self._local.context = previous
 
+    def cancelled(self) -> bool:
+        """Whether the RPC of the current thread has ended for its client (cancel, deadline)."""
+        context = getattr(self._local, "context", None)
+        return context is not None and not context.is_active()
+
     def time_left(self) -> float | None:
         context = getattr(self._local, "context", None)
         if context is None:
@@ -62,12 +67,18 @@ class DeadlineStore(GraphStore):
     """A view of ``inner`` whose reads and writes are bounded by ``time_left()`` seconds."""
 
     def __init__(
-        self, inner: GraphStore, time_left: Callable[[], float | None], *, cap: float
+        self,
+        inner: GraphStore,
+        time_left: Callable[[], float | None],
+        *,
+        cap: float,
+        cancelled: Callable[[], bool] | None = None,
     ) -> None:
         self.inner = inner
         self.backend = inner.backend
         self._time_left = time_left
         self._cap = cap
+        self._cancelled = cancelled
 
     def _timeout(self, query: QueryLike, asked: float | None) -> float:
         timeout = self._cap if asked is None else min(asked, self._cap)
@@ -81,6 +92,12 @@ class DeadlineStore(GraphStore):
     def read(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> list[Row]:
+        # A call whose client has gone stops at its next read: the engine and the lookup compute
+        # whole results before the stream sends them, and would otherwise hold a worker (and a
+        # place under COVR_SERVICE_MAX_CONCURRENT_RPCS) for seconds for nobody. Writes are not
+        # stopped: an import batch deletes, then creates, and must not end between the two.
+        if self._cancelled is not None and self._cancelled():
+            raise QueryTimeout(as_statement(query).name, "the client cancelled the call")
         return self.inner.read(query, params, timeout=self._timeout(query, timeout))
 
     def write(

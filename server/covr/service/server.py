@@ -145,7 +145,9 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
     """Put the server together on ``store`` (not started; see the module docstring)."""
     credentials = _credentials(settings)
     deadlines = RequestDeadlines()
-    bounded = DeadlineStore(store, deadlines.time_left, cap=settings.query_timeout_s)
+    bounded = DeadlineStore(
+        store, deadlines.time_left, cap=settings.query_timeout_s, cancelled=deadlines.cancelled
+    )
     rooms = open_rooms(bounded, settings)
     collector = metrics() if settings.service_metrics_port else None
     interceptors: list[Interceptor] = [

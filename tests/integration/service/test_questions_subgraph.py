@@ -223,7 +223,8 @@ def test_deadline_and_cancellation(server: TestServer) -> None:
         with pytest.raises(DeadlineExceededError):
             list(client.generate_questions(subgraph="tree", seed=99, split="val", timeout=0.5))
         # Cancelled while the server still generates (every store read takes 0.3 s here, so it
-        # cannot have answered yet): the call ends CANCELLED and the server keeps serving.
+        # cannot have answered yet): the call ends CANCELLED, the server stops reading for it at
+        # its next store read, and keeps serving.
         with grpc.insecure_channel(own.target) as channel:
             stub = service_pb2_grpc.CovrServiceStub(channel)
             request = questions_pb2.GenerateQuestionsRequest(
@@ -234,6 +235,10 @@ def test_deadline_and_cancellation(server: TestServer) -> None:
             call.cancel()
             assert call.code() is grpc.StatusCode.CANCELLED
             assert client.health()
+            time.sleep(0.5)  # the read in flight ends; the next one is refused
+            reads = len(slow.timeouts)
+            time.sleep(1.0)  # three more reads without the cancel check
+            assert len(slow.timeouts) == reads
     with grpc.insecure_channel(server.target) as channel:
         # The first message of a normal call names the subgraph; leaving early is fine.
         stub = service_pb2_grpc.CovrServiceStub(channel)
