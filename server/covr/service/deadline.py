@@ -42,18 +42,24 @@ class RequestDeadlines:
         self._local = threading.local()
 
     @contextmanager
-    def scope(self, context: grpc.ServicerContext) -> Iterator[None]:
-        previous = getattr(self._local, "context", None)
+    def scope(self, context: grpc.ServicerContext, *, stop_reads: bool = True) -> Iterator[None]:
+        """Run the block as part of the RPC ``context``; ``stop_reads=False`` keeps reads going
+        after the client left (an import: its statistics refresh reads between writes)."""
+        previous = getattr(self._local, "context", None), getattr(self._local, "stop", True)
         self._local.context = context
+        self._local.stop = stop_reads
         try:
             yield
         finally:
-            self._local.context = previous
+            self._local.context, self._local.stop = previous
 
     def cancelled(self) -> bool:
-        """Whether the RPC of the current thread has ended for its client (cancel, deadline)."""
+        """Whether the RPC of the current thread has ended for its client (cancel, deadline)
+        and its reads may be stopped."""
         context = getattr(self._local, "context", None)
-        return context is not None and not context.is_active()
+        if context is None or not getattr(self._local, "stop", True):
+            return False
+        return not context.is_active()
 
     def time_left(self) -> float | None:
         context = getattr(self._local, "context", None)
@@ -95,7 +101,8 @@ class DeadlineStore(GraphStore):
         # A call whose client has gone stops at its next read: the engine and the lookup compute
         # whole results before the stream sends them, and would otherwise hold a worker (and a
         # place under COVR_SERVICE_MAX_CONCURRENT_RPCS) for seconds for nobody. Writes are not
-        # stopped: an import batch deletes, then creates, and must not end between the two.
+        # stopped (an import batch deletes, then creates), nor reads of an import (its name
+        # statistics refresh reads between writes: see RequestDeadlines.scope).
         if self._cancelled is not None and self._cancelled():
             raise QueryTimeout(as_statement(query).name, "the client cancelled the call")
         return self.inner.read(query, params, timeout=self._timeout(query, timeout))

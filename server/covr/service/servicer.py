@@ -116,7 +116,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         request_iterator: Iterable[store_pb2.ImportSceneGraphsRequest],
         context: grpc.ServicerContext,
     ) -> store_pb2.ImportSceneGraphsResponse:
-        with self.deadlines.scope(context):
+        with self.deadlines.scope(context, stop_reads=False):
             return _Import(self, context).run(request_iterator)
 
     def GetSceneGraph(

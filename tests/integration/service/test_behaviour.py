@@ -83,6 +83,28 @@ def test_a_passed_deadline_stops_before_the_store(server: TestServer) -> None:
     assert recorder.timeouts == []
 
 
+def test_reads_stop_when_the_client_left_except_in_imports(server: TestServer) -> None:
+    class Gone:
+        def time_remaining(self) -> float:
+            return 10.0
+
+        def is_active(self) -> bool:
+            return False
+
+    from covr.graph import catalog
+    from covr.graph.errors import QueryTimeout
+
+    deadlines = RequestDeadlines()
+    recorder = RecordingStore(server.store)
+    bounded = DeadlineStore(recorder, deadlines.time_left, cap=30, cancelled=deadlines.cancelled)
+    assert bounded.read(catalog.get("admin/ping"))  # outside an RPC: reads run
+    with deadlines.scope(Gone()), pytest.raises(QueryTimeout):  # type: ignore[arg-type]
+        bounded.read(catalog.get("admin/ping"))
+    with deadlines.scope(Gone(), stop_reads=False):  # type: ignore[arg-type]
+        assert bounded.read(catalog.get("admin/ping"))
+    assert len(recorder.timeouts) == 2
+
+
 def test_deadline_exceeded(server: TestServer) -> None:
     slow = RecordingStore(server.store, delay=0.3)
     with running_server(store=slow) as own, own.client(retry=NO_RETRY) as client:
