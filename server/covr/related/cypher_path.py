@@ -229,19 +229,7 @@ def _branch_text(
         clauses.append(_clause(head, own + object_conditions(i)))
         bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
 
-    def items(var: str, count: int, prop: str) -> str:
-        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
-
-    clauses.append(
-        render(
-            "return",
-            tag=f"{prefix}_tag",
-            names=items("o", len(g.objects), "name"),
-            attributes=items("o", len(g.objects), "attributes"),
-            relation_names=items("r", len(g.relations), "name"),
-            relmod_names=items("m", len(g.relmods), "name"),
-        )
-    )
+    clauses.append(_return_names(g, "return", f"{prefix}_tag"))
     return "\n".join(clauses), params
 
 
@@ -266,6 +254,22 @@ def union_query(branches: Sequence[Branch]) -> tuple[str, dict[str, Any]]:
         params[f"{prefix}_ids"] = list(branch.image_ids)
         params[f"{prefix}_tag"] = branch.tag
     return f"\n{render('union')}\n".join(texts), params
+
+
+def _return_names(g: Subgraph, fragment: str, tag: str) -> str:
+    """The RETURN of a branch that reports the names found at every position of ``g``."""
+
+    def items(var: str, count: int, prop: str) -> str:
+        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+
+    return render(
+        fragment,
+        tag=tag,
+        names=items("o", len(g.objects), "name"),
+        attributes=items("o", len(g.objects), "attributes"),
+        relation_names=items("r", len(g.relations), "name"),
+        relmod_names=items("m", len(g.relmods), "name"),
+    )
 
 
 def position_kind(position: str) -> str:
@@ -405,19 +409,7 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
         clauses.append(render("return_ids", tag=f"{prefix}_tag"))
         return "\n".join(clauses), params
 
-    def items(var: str, count: int, prop: str) -> str:
-        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
-
-    clauses.append(
-        render(
-            "return_distinct",
-            tag=f"{prefix}_tag",
-            names=items("o", len(g.objects), "name"),
-            attributes=items("o", len(g.objects), "attributes"),
-            relation_names=items("r", len(g.relations), "name"),
-            relmod_names=items("m", len(g.relmods), "name"),
-        )
-    )
+    clauses.append(_return_names(g, "return_distinct", f"{prefix}_tag"))
     return "\n".join(clauses), params
 
 
@@ -530,17 +522,5 @@ def _combined_text(
         bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
         clauses += count_clause([*bound, counters[-1]], own_count + counts)
 
-    def items(var: str, count: int, prop: str) -> str:
-        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
-
-    clauses.append(
-        render(
-            "return",
-            tag=f"{prefix}_tag",
-            names=items("o", len(g.objects), "name"),
-            attributes=items("o", len(g.objects), "attributes"),
-            relation_names=items("r", len(g.relations), "name"),
-            relmod_names=items("m", len(g.relmods), "name"),
-        )
-    )
+    clauses.append(_return_names(g, "return", f"{prefix}_tag"))
     return "\n".join(clauses), params

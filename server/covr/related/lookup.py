@@ -792,6 +792,7 @@ class RelatedLookup:
             shared[tag] = {states[n].signature: n for n in members}
         query, params = anchored_query(branches)
         pools: dict[int, set[int]] = defaultdict(set)
+        every = len(positions(g))
         for row in self.store.read(query, params):
             index = table.index.get(str(row["image_id"]))
             if index is None:
@@ -800,7 +801,7 @@ class RelatedLookup:
             if not counting:
                 pools[next(iter(by_signature.values()))].add(index)
                 continue
-            for changes in self._embeddings(g, row, len(positions(g))):
+            for changes in self._embeddings(g, row, every):
                 member = by_signature.get(signature(p for p, _ in changes))
                 if member is not None:
                     pools[member].add(index)
