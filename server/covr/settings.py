@@ -303,6 +303,18 @@ class Settings(BaseSettings):
     related_cache_postings: int = Field(
         default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
     )
+    related_cache_scenes: int = Field(
+        default=4096,
+        ge=0,
+        description="Scene graphs kept in the lookup's LRU cache (presence filter, questions); "
+        "dropped when the store's statistics generation changes.",
+    )
+    related_scene_batch: int = Field(
+        default=200,
+        ge=1,
+        le=10_000,
+        description="Image ids per batched scene-graph read (longer lists are chunked).",
+    )
 
     # --- question generation (covr generate; docs/questions.md) ---
     questions_subgraphs_per_image: int = Field(

@@ -5,16 +5,18 @@ Why an adapter and not a second code path: generation only needs scene graphs, p
 distractors with their signatures and concrete subgraphs; the lookup already returns exactly those
 (and agrees with the reference matcher, its congruence tests say so), so the engine runs unchanged
 against the store. Scene graphs are read once and cached (the same images are shown again and
-again). Worker processes must each build their own lookup after the fork (no shared connection).
+again) in the lookup's scene cache, which the presence filter fills too (it reads the same
+distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
+an import replaced images): a cache of our own outlived re-imports. Worker processes must each
+build their own lookup after the fork (no shared connection).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from covr.questions.related_source import RelatedImage
-from covr.related.lookup import RelatedLookup, UnknownImage
+from covr.related.lookup import RelatedError, RelatedLookup
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 
@@ -24,33 +26,33 @@ class StoreRelated:
 
     ``images_by_split`` lists the source images per split (the store has no split listing of its
     own yet; ``covr generate`` reads the split's scene graphs back and passes their ids).
+    Scene graphs come from the lookup's cache (size ``COVR_RELATED_CACHE_SCENES``).
     """
 
     def __init__(
         self,
         lookup: RelatedLookup,
         images_by_split: dict[str, Sequence[str]] | None = None,
-        *,
-        cache_size: int = 4096,
     ) -> None:
         self.lookup = lookup
         self._images = {s: sorted(ids) for s, ids in (images_by_split or {}).items()}
-        self._scenes: OrderedDict[str, SceneGraph] = OrderedDict()
-        self._cache_size = cache_size
 
     def scene(self, image_id: str) -> SceneGraph:
-        cached = self._scenes.get(image_id)
-        if cached is not None:
-            self._scenes.move_to_end(image_id)
-            return cached
+        """The stored scene graph (``KeyError`` when absent), as of the generation the lookup saw
+        last: no store query on a cache hit. Call :meth:`refresh` at the start of a request to
+        see changes another writer made since the last lookup."""
         try:
-            graph = self.lookup.scene_graph(image_id)
-        except UnknownImage:
-            raise KeyError(image_id) from None
-        self._scenes[image_id] = graph
-        if len(self._scenes) > self._cache_size:
-            self._scenes.popitem(last=False)
+            found = self.lookup.scene_graphs([image_id])
+        except RelatedError as exc:  # not a usable id (empty, not a string)
+            raise KeyError(image_id) from exc
+        graph = found.get(image_id)
+        if graph is None:
+            raise KeyError(image_id)
         return graph
+
+    def refresh(self) -> None:
+        """Check the store generation once (one query); drops cached scene graphs if it moved."""
+        self.lookup.refresh()
 
     def images(self, split: str) -> list[str]:
         return list(self._images.get(split, []))

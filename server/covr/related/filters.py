@@ -60,28 +60,40 @@ class ModelExclusivity:
             return [self.m(*p) for p in pairs]
 
 
+ScenesOf = Callable[[Sequence[str]], Mapping[str, SceneGraph]]
+"""Reads the scene graphs of several images at once (absent ids left out)."""
+
+
 def model_presence_filter(
     presence: PresenceModel,
-    scene_of: Callable[[str], SceneGraph],
+    scenes_of: ScenesOf,
     thresholds: Mapping[str, float] | None = None,
 ) -> PresenceFilter:
     """A ``PresenceFilter`` that keeps the distractors in which ``g`` is *not* likely present.
 
-    ``scene_of`` reads a candidate's scene graph (the lookup reads it from the store: only the
-    few candidates that passed the Cypher match are read). ``thresholds`` override the model's
-    calibrated per-type thresholds (missing types keep the calibrated value).
+    ``scenes_of`` reads the candidates' scene graphs, all of one call at once (the lookup's
+    :meth:`~covr.related.lookup.RelatedLookup.scene_graphs`: one cached, batched read instead
+    of a store round trip per candidate, which was most of a cold lookup). A candidate whose
+    image is gone from the store by then is dropped: it can no longer be shown. ``thresholds``
+    override the model's calibrated per-type thresholds (missing types keep the calibrated
+    value).
     """
     merged = dict(presence.thresholds)
     merged.update(thresholds or {})
 
-    def present(g: Subgraph, r: Distractor) -> bool:
+    def present(g: Subgraph, r: Distractor, scene: SceneGraph) -> bool:
         try:
-            return presence.likely_present(g, scene_of(r.image_id), r.signature, None, merged)
+            return presence.likely_present(g, scene, r.signature, None, merged)
         except models.ModelInputError:  # names the model cannot read: keep the candidate
             return False
 
     def keep(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
-        return [r for r in results if not present(g, r)]
+        if not results:
+            return []
+        scenes = scenes_of([r.image_id for r in results])
+        return [
+            r for r in results if r.image_id in scenes and not present(g, r, scenes[r.image_id])
+        ]
 
     return keep
 
@@ -131,7 +143,9 @@ class RelatedLookups:
         )
         if presence is not None:
             thresholds = parse_thresholds(self.settings.related_presence_thresholds)
-            lookup.presence_filter = model_presence_filter(presence, lookup.scene_graph, thresholds)
+            lookup.presence_filter = model_presence_filter(
+                presence, lookup.scene_graphs, thresholds
+            )
         log.info("related lookup ready (%s)", version)
         return lookup
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covr.graph import GraphStore
+from covr.graph import GraphStore, catalog, name_stats
 from covr.questions.generate import GenerationOptions, generate
 from covr.questions.related_source import RelatedProvider
 from covr.questions.store_source import StoreRelated
@@ -118,3 +118,35 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path_factory: pytest.TempPa
         outputs.append(out.read_bytes())
     assert outputs[0]
     assert outputs[0] == outputs[1]
+
+
+def test_scene_cache_follows_the_store_generation(store: GraphStore, settings: Settings) -> None:
+    from tests.integration.related.helpers import scene
+
+    before = scene(1, [("woman", []), ("phone", [])], [(0, "holding", 1)])
+    after = scene(1, [("man", ["tall"]), ("phone", []), ("table", [])], [(0, "on", 2)])
+    other = scene(2, [("dog", [])])
+    put(store, [before, other])
+    provider = StoreRelated(RelatedLookup(store, settings=settings), {"val": ["test:1"]})
+    provider.refresh()
+    assert provider.scene("test:1") == before
+    assert provider.scene("test:1") == before  # from the cache
+
+    # a re-import (the loader's replace and a new statistics generation, as ImportSceneGraphs
+    # does); the next lookup sees the new generation and the cache goes with it
+    put(store, [after])
+    assert provider.positives(Subgraph.from_key("dog"), "val", limit=5, seed=0) == ["test:2"]
+    assert provider.scene("test:1") == after
+
+    # a request that starts from an image refreshes first (one generation query)
+    put(store, [before])
+    provider.refresh()
+    assert provider.scene("test:1") == before
+
+    # an image gone from the store, and ids that are no ids
+    store.write(catalog.get("load/delete_images"), {"ids": ["test:2"]})
+    name_stats.refresh(store)
+    provider.refresh()
+    for bad in ("test:2", "", "   ", 5):
+        with pytest.raises(KeyError):
+            provider.scene(bad)  # type: ignore[arg-type]

@@ -1,0 +1,202 @@
+"""The presence filter's batched, cached scene-graph reads (issue 7's load test: one store round
+trip per candidate was ~80 % of a cold lookup).
+
+Everything on the embedded store with the committed ONNX models: the batched path must give
+exactly what reading each candidate on its own gave, never serve a scene graph of an older store
+generation, and read each chunk of ids in one statement.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from covr import models
+from covr.graph import GraphStore
+from covr.related.filters import build_lookup, model_presence_filter
+from covr.related.lookup import RelatedError, RelatedLookup
+from covr.related.reference import Distractor
+from covr.scene.enumerate import enumerate_subgraphs
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings, parse_thresholds
+from covr_loaders import synthetic
+from tests.integration.related.helpers import full, put, scene
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _per_image(lookup: RelatedLookup) -> Any:
+    """The path before batching: one store read per candidate, no cache."""
+
+    def scenes_of(ids: Sequence[str]) -> Mapping[str, SceneGraph]:
+        return {i: lookup.scene_graph(i) for i in ids}
+
+    return scenes_of
+
+
+def _queries(scenes: list[SceneGraph], lookup: RelatedLookup, count: int) -> list[Subgraph]:
+    rng = random.Random(3)
+    by_shape: dict[str, list[Subgraph]] = {}
+    for s in rng.sample(scenes, 60):
+        for g in enumerate_subgraphs(s, lookup.options):
+            by_shape.setdefault(g.shape, []).append(g)
+    picked: list[Subgraph] = []
+    for shape in sorted(by_shape):
+        picked.extend(rng.sample(by_shape[shape], min(len(by_shape[shape]), count)))
+    return picked
+
+
+def _distractors(result: Any) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    return [
+        (d.image_id, d.signature, d.subgraph.key, tuple(a.key for a in d.alternatives))
+        for d in result.distractors
+    ]
+
+
+def test_batched_filter_gives_what_per_image_reads_gave(
+    store: GraphStore, settings: Settings
+) -> None:
+    scenes = list(synthetic.generate(300, seed=11, split="val"))
+    put(store, scenes)
+    assert settings.related_presence
+    batched = build_lookup(store, settings, model=True)
+    per_image = build_lookup(store, settings, model=True)
+    presence = models.load_presence_model(settings=settings)
+    thresholds = parse_thresholds(settings.related_presence_thresholds)
+    old = model_presence_filter(presence, _per_image(per_image), thresholds)
+    per_image.presence_filter = old
+    new = batched.presence_filter
+
+    queries = _queries(scenes, batched, 6)
+    assert len({g.shape for g in queries}) >= 3
+    dropped = kept = 0
+    for g in queries:
+        # whole lookups: sampled (the filter runs per round, before the cap) and complete
+        for per_signature in (3, None):
+            a = batched.related(g, per_signature=per_signature, positives_limit=None, seed=4)
+            b = per_image.related(g, per_signature=per_signature, positives_limit=None, seed=4)
+            assert _distractors(a) == _distractors(b), g.key
+            assert a.positives == b.positives
+            assert a.next_offset == b.next_offset
+        # the filters themselves, on every candidate the Cypher match found
+        candidates = list(full_unfiltered(batched, g).distractors)
+        out_new = new(g, list(candidates))
+        out_old = old(g, list(candidates))
+        assert [id(d) for d in out_new] == [id(d) for d in out_old], g.key
+        dropped += len(candidates) - len(out_new)
+        kept += len(out_new)
+    # the comparison means something only if the model both drops and keeps candidates here
+    assert dropped > 0
+    assert kept > 0
+
+
+def full_unfiltered(lookup: RelatedLookup, g: Subgraph) -> Any:
+    return lookup.related(
+        g, max_distance=2, per_signature=None, positives_limit=None, seed=0, presence=False
+    )
+
+
+def test_one_read_per_chunk_and_cache_hits_read_nothing(
+    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenes = list(synthetic.generate(40, seed=5, split="val"))
+    put(store, scenes)
+    small = settings.model_copy(update={"related_scene_batch": 3, "related_cache_scenes": 100})
+    lookup = RelatedLookup(store, settings=small)
+    lookup.refresh()
+    statements: list[str] = []
+    real_read = store.read
+
+    def counting_read(query: Any, params: Any = None, **kw: Any) -> list[dict[str, Any]]:
+        statements.append(getattr(query, "name", "<inline>"))
+        return real_read(query, params, **kw)
+
+    monkeypatch.setattr(store, "read", counting_read)
+    ids = [s.image_id for s in scenes[:7]]
+    got = lookup.scene_graphs([*ids, "test:absent", ids[0]])
+    assert statements == ["load/scene_graphs"] * 3  # 8 distinct ids, 3 per statement
+    assert list(got) == ids  # request order, duplicates once, absent ids left out
+    assert all(got[s.image_id] == s for s in scenes[:7])
+    statements.clear()
+    assert lookup.scene_graphs(ids[2:5]) == {s.image_id: s for s in scenes[2:5]}
+    assert statements == []  # cached
+    assert lookup.scene_graphs([]) == {}
+    assert statements == []
+
+
+def test_bad_image_ids_are_refused(store: GraphStore, settings: Settings) -> None:
+    lookup = RelatedLookup(store, settings=settings)
+    with pytest.raises(RelatedError) as err:
+        lookup.scene_graphs("test:1")
+    assert err.value.field == "image_ids"
+    with pytest.raises(RelatedError) as err:
+        lookup.scene_graphs(None)  # type: ignore[arg-type]
+    assert err.value.field == "image_ids"
+    for bad in ("", "  ", 7, None):
+        with pytest.raises(RelatedError) as err:
+            lookup.scene_graphs(["test:1", bad])  # type: ignore[list-item]
+        assert err.value.field == "image_ids[1]"
+    # names that look like Cypher are plain ids: nothing found, nothing run
+    assert lookup.scene_graphs(["'}) MATCH (n) DETACH DELETE n //"]) == {}
+
+
+def test_filter_sees_a_reimported_scene_graph(store: GraphStore, settings: Settings) -> None:
+    g = Subgraph.from_key("woman-(holding)->phone")
+    put(
+        store,
+        [
+            scene(1, [("woman", []), ("phone", [])], [(0, "holding", 1)]),
+            scene(3, [("man", []), ("phone", [])], [(0, "holding", 1)]),
+        ],
+    )
+    lookup = build_lookup(store, settings, model=True)
+    real = lookup.presence_filter
+    seen: list[dict[str, SceneGraph]] = []
+
+    def spying(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
+        seen.append(lookup.scene_graphs([r.image_id for r in results]))
+        return real(g, results)
+
+    lookup.presence_filter = spying
+    first = full(lookup, g, 2)
+    assert [d.image_id for d in first.distractors] in ([], ["test:3"])
+    assert [o.name for o in seen[-1]["test:3"].objects] == ["man", "phone"]
+
+    changed = scene(3, [("man", ["tall"]), ("phone", []), ("table", [])], [(0, "holding", 1)])
+    put(store, [changed])  # the loader's replace + a new statistics generation
+    assert lookup.scene_graph("test:3") == changed
+    full(lookup, g, 2)
+    assert seen[-1]["test:3"] == changed
+    assert lookup.scene_graphs(["test:3"])["test:3"] == changed
+
+
+def test_cache_is_safe_under_concurrent_readers(store: GraphStore, settings: Settings) -> None:
+    scenes = list(synthetic.generate(60, seed=9, split="val"))
+    put(store, scenes)
+    tiny = settings.model_copy(update={"related_cache_scenes": 8, "related_scene_batch": 5})
+    lookup = RelatedLookup(store, settings=tiny)
+    lookup.refresh()
+    expected = {s.image_id: s for s in scenes}
+    errors: list[BaseException] = []
+
+    def reader(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(30):
+                ids = rng.sample(sorted(expected), 12)
+                got = lookup.scene_graphs(ids)
+                assert got == {i: expected[i] for i in ids}
+        except BaseException as exc:  # collected and re-raised in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
