@@ -26,6 +26,16 @@ does at start; its time is reported as ``warm_up_s``).
 
 Run: ``.venv/bin/python benchmarks/bench_related.py [--scales 850 8500 85000] [--queries 200]
 [--reference-queries 200] [--scan-queries 30] [--repeats 3] [--work DIR] [--reuse] [--json PATH]``.
+
+``--presence`` (issue 7: the presence filter read each candidate's scene graph with its own query)
+times instead lookups **with the ONNX models** (exclusivity and presence filter, as the service
+configures them) twice in the same run: ``per_image`` (the filter reads each candidate with one
+``match/scene_graph`` query, no cache: the old path, reachable only here) and ``batched`` (the
+lookup's cached ``scene_graphs``: one statement per ``COVR_RELATED_SCENE_BATCH`` uncached ids).
+Per variant and round: a new lookup, ``warm()``, a *cold* pass over the ``--queries`` subgraphs
+(seed 1: empty name lists, exclusivity decisions and scene cache) and ``--repeats`` *warm* passes
+(other seeds: result-cache misses). Rounds alternate the variant order (``--presence-rounds``);
+medians over all rounds; ``identical`` says whether both variants returned the same distractors.
 """
 
 from __future__ import annotations
@@ -38,17 +48,21 @@ import random
 import statistics
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from covr.graph import open_store
+from covr import models
+from covr.graph import GraphStore, open_store
 from covr.related import reference
 from covr.related.exclusivity import default_exclusivity
+from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedLookup, enumeration_options
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings
+from covr.settings import Settings, parse_thresholds
 from covr_loaders import synthetic
 from covr_loaders.jobs import gqa_job
 from covr_loaders.jsonio import ByteCounter
@@ -97,7 +111,8 @@ class ScanIndex(reference.SceneIndex):
         return sorted(self.scenes)
 
 
-def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
+def prepare(images: int, args: argparse.Namespace) -> tuple[Path, Settings, Any, bool]:
+    """The data file, settings, load job and whether an earlier run's store is reused."""
     work = args.work / f"related-{images}-{args.seed}"
     work.mkdir(parents=True, exist_ok=True)
     path = work / "train_sceneGraphs.json"
@@ -106,7 +121,29 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
     if not reuse:
         synthetic.write("gqa", path, images=images, seed=args.seed, split="train")
     settings = settings_for(work / "d")
-    job = gqa_job([path], "train", settings)
+    return work, settings, gqa_job([path], "train", settings), reuse
+
+
+def load_or_reuse(
+    store: GraphStore, work: Path, job: Any, reuse: bool, settings: Settings
+) -> float:
+    """Load the file into an empty store (or take the earlier run's load time)."""
+    marker = work / "loaded.json"
+    if reuse:
+        return float(json.loads(marker.read_text())["load_s"])
+    store.clear()
+    store.apply_schema()
+    started = time.perf_counter()
+    summary = run_load(
+        store, job, data_dir=settings.data_dir, batch_images=settings.load_batch_images
+    )
+    load_s = round(time.perf_counter() - started, 1)
+    marker.write_text(json.dumps({"load_s": load_s, "images": summary.images}))
+    return load_s
+
+
+def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
+    work, settings, job, reuse = prepare(images, args)
     scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
     queries = pick_queries(scenes, args.queries, args.seed, settings)
     # The benchmark holds every scene graph in memory for the reference matcher (millions of
@@ -117,17 +154,7 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"images": images, "queries": len(queries)}
     out["shapes"] = {s: sum(g.shape == s for g in queries) for s in SHAPES}
     with open_store(settings) as store:
-        if reuse:
-            out["load_s"] = json.loads(marker.read_text())["load_s"]
-        else:
-            store.clear()
-            store.apply_schema()
-            started = time.perf_counter()
-            summary = run_load(
-                store, job, data_dir=settings.data_dir, batch_images=settings.load_batch_images
-            )
-            out["load_s"] = round(time.perf_counter() - started, 1)
-            marker.write_text(json.dumps({"load_s": out["load_s"], "images": summary.images}))
+        out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
         lookup = RelatedLookup(store, settings=settings)
         started = time.perf_counter()
         lookup.warm()
@@ -200,6 +227,97 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _per_image(lookup: RelatedLookup) -> Any:
+    """The presence filter's reads before batching: one store query per candidate, no cache."""
+
+    def scenes_of(ids: Sequence[str]) -> Mapping[str, SceneGraph]:
+        return {i: lookup.scene_graph(i) for i in ids}
+
+    return scenes_of
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(1000 * statistics.median(times), 2),
+        "p95_ms": round(1000 * pct(times, 0.95), 2),
+        "mean_ms": round(1000 * statistics.fmean(times), 2),
+    }
+
+
+def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Lookups with the model presence filter: per-image scene reads against batched ones."""
+    work, settings, job, reuse = prepare(images, args)
+    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
+    queries = pick_queries(scenes, args.queries, args.seed, settings)
+    del scenes
+    gc.collect()
+    gc.freeze()
+    presence = models.load_presence_model(settings=settings)
+    thresholds = parse_thresholds(settings.related_presence_thresholds)
+    variants = ("per_image", "batched")
+    times: dict[str, dict[str, list[float]]] = {v: {"cold": [], "warm": []} for v in variants}
+    reads: dict[str, Counter[str]] = {v: Counter() for v in variants}
+    answers: dict[str, list[Any]] = {v: [] for v in variants}
+    out: dict[str, Any] = {"images": images, "queries": len(queries), "mode": "presence"}
+    with open_store(settings) as store:
+        out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
+        counts: Counter[str] = Counter()
+        real_read = store.read
+
+        def counting_read(query: Any, params: Any = None, **kw: Any) -> list[dict[str, Any]]:
+            counts[getattr(query, "name", "<inline>")] += 1
+            return real_read(query, params, **kw)
+
+        store.read = counting_read  # type: ignore[method-assign]
+        for round_no in range(args.presence_rounds):
+            order = variants if round_no % 2 == 0 else variants[::-1]
+            for variant in order:
+                lookup = build_lookup(store, settings, model=True)
+                if variant == "per_image":
+                    lookup.presence_filter = model_presence_filter(
+                        presence, _per_image(lookup), thresholds
+                    )
+                lookup.warm()
+                before = counts.copy()
+                for pass_no in range(1 + args.repeats):
+                    label = "cold" if pass_no == 0 else "warm"
+                    for g in queries:
+                        t0 = time.perf_counter()
+                        result = lookup.related(
+                            g, max_distance=2, per_signature=5, positives_limit=5, seed=1 + pass_no
+                        )
+                        times[variant][label].append(time.perf_counter() - t0)
+                        if round_no == 0:
+                            answers[variant].append(
+                                (
+                                    result.positives,
+                                    [
+                                        (d.image_id, d.signature, d.subgraph.key)
+                                        for d in result.distractors
+                                    ],
+                                )
+                            )
+                reads[variant] += counts - before
+        store.read = real_read  # type: ignore[method-assign]
+    lookups = args.presence_rounds * (1 + args.repeats) * len(queries)
+    for variant in variants:
+        for label in ("cold", "warm"):
+            for stat, value in _summary(times[variant][label]).items():
+                out[f"{variant}_{label}_{stat}"] = value
+        out[f"{variant}_scene_reads_per_lookup"] = round(
+            (reads[variant]["match/scene_graph"] + reads[variant]["load/scene_graphs"]) / lookups, 2
+        )
+        out[f"{variant}_store_reads_per_lookup"] = round(sum(reads[variant].values()) / lookups, 2)
+    for label in ("cold", "warm"):
+        for stat in ("p50_ms", "mean_ms"):
+            out[f"ratio_{label}_{stat.split('_')[0]}"] = round(
+                out[f"per_image_{label}_{stat}"] / out[f"batched_{label}_{stat}"], 2
+            )
+    out["identical"] = answers["per_image"] == answers["batched"]
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[850, 8500, 85000])
@@ -225,10 +343,21 @@ def main() -> None:
         action="store_true",
         help="Reuse a store loaded by an earlier run in --work (same scale and seed).",
     )
+    parser.add_argument(
+        "--presence",
+        action="store_true",
+        help="Time lookups with the ONNX models: per-image against batched presence-filter reads.",
+    )
+    parser.add_argument(
+        "--presence-rounds",
+        type=int,
+        default=2,
+        help="With --presence: rounds of both variants (the order alternates per round).",
+    )
     args = parser.parse_args()
     results = []
     for images in args.scales:
-        row = bench_scale(images, args)
+        row = bench_presence(images, args) if args.presence else bench_scale(images, args)
         print(json.dumps(row), flush=True)
         results.append(row)
     if args.json:

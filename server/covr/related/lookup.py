@@ -1005,6 +1005,25 @@ class RelatedLookup:
                 excluded = self._relaxed_images(g, relaxed_rules, unknown)
                 for image_id in unknown:
                     relaxed_known[image_id] = image_id in excluded
+            candidates: dict[int, list[Distractor]] = {}
+            for n, ids in batches.items():
+                if n == 0:
+                    continue
+                per = hits.get(n, {})
+                new = candidates[n] = []
+                for image_id in ids:
+                    found = per.get(image_id)
+                    if not found or relaxed_known.get(image_id, True):
+                        continue
+                    ordered = tuple(sorted(found, key=lambda s: s.key))
+                    new.append(Distractor(image_id, states[n].signature, ordered[0], ordered))
+            every = [d for new in candidates.values() for d in new]
+            if presence and every:
+                # one call for the round's candidates of every signature (the filter decides
+                # each candidate on its own), so the model filter reads their scene graphs in
+                # one batched statement instead of one per signature
+                kept = {id(d) for d in self.presence_filter(g, every)}
+                candidates = {n: [d for d in new if id(d) in kept] for n, new in candidates.items()}
             for n, ids in batches.items():
                 state = states[n]
                 if n == 0:
@@ -1012,18 +1031,7 @@ class RelatedLookup:
                     if state.target is not None and len(state.positives) >= state.target:
                         state.done = True
                 else:
-                    per = hits.get(n, {})
-                    new = []
-                    for image_id in ids:
-                        found = per.get(image_id)
-                        if not found or relaxed_known.get(image_id, True):
-                            continue
-                        ordered = tuple(sorted(found, key=lambda s: s.key))
-                        new.append(Distractor(image_id, state.signature, ordered[0], ordered))
-                    if presence and new:
-                        kept = {id(d) for d in self.presence_filter(g, list(new))}
-                        new = [d for d in new if id(d) in kept]
-                    state.found.extend(new)
+                    state.found.extend(candidates[n])
                     if state.target is not None and len(state.found) >= state.target:
                         state.done = True
                 if state.stream.exhausted:
