@@ -661,7 +661,7 @@ class RelatedLookup:
         for start in range(0, len(missing), step):
             chunk = missing[start : start + step]
             # the batched form of match/scene_graph: same row shape, one row per image present
-            for row in self.store.read(catalog.get("load/scene_graphs"), {"ids": chunk}):
+            for row in self.store.read(catalog.get("match/scene_graphs"), {"ids": chunk}):
                 graph = from_store_record(row)
                 self._scenes.put(graph.image_id, graph)
                 found[graph.image_id] = graph

@@ -119,7 +119,7 @@ def test_one_read_per_chunk_and_cache_hits_read_nothing(
     monkeypatch.setattr(store, "read", counting_read)
     ids = [s.image_id for s in scenes[:7]]
     got = lookup.scene_graphs([*ids, "test:absent", ids[0]])
-    assert statements == ["load/scene_graphs"] * 3  # 8 distinct ids, 3 per statement
+    assert statements == ["match/scene_graphs"] * 3  # 8 distinct ids, 3 per statement
     assert list(got) == ids  # request order, duplicates once, absent ids left out
     assert all(got[s.image_id] == s for s in scenes[:7])
     statements.clear()
@@ -127,6 +127,31 @@ def test_one_read_per_chunk_and_cache_hits_read_nothing(
     assert statements == []  # cached
     assert lookup.scene_graphs([]) == {}
     assert statements == []
+
+
+def test_batched_statement_reads_what_the_single_image_one_reads(
+    store: GraphStore, settings: Settings
+) -> None:
+    odd = [
+        scene(1, []),  # no objects
+        scene(2, [("dog", ["brown", "small"])]),  # no relations
+        scene(  # an imSitu-like frame: rel-mods, two on one relation
+            3,
+            [("man", []), ("paper", []), ("wall", []), ("stapler", [])],
+            [(0, "stapling", 1, [("onto", 2), ("using", 3)]), (3, "near", 2)],
+        ),
+        scene(4, [("cup", []), ("cup", ["red"])], [(0, "next to", 1), (1, "next to", 0)]),
+        scene(5, [("'}) DETACH DELETE n //", ['"quoted"'])], split="train"),
+    ]
+    scenes = odd + list(synthetic.generate(120, seed=2, split="val"))
+    put(store, scenes)
+    lookup = RelatedLookup(store, settings=settings)
+    lookup.refresh()
+    ids = [s.image_id for s in scenes]
+    batched = lookup.scene_graphs(ids)
+    assert batched == {i: lookup.scene_graph(i) for i in ids}
+    assert batched == {s.image_id: s for s in scenes}
+    assert batched["test:3"].relations[0].mods
 
 
 def test_bad_image_ids_are_refused(store: GraphStore, settings: Settings) -> None:
