@@ -15,12 +15,15 @@ Measured:
    seeds (the lookups compute: their variance on a busy machine swamps a few ms) and once
    *warm* (each request sent once to both sides first, then timed: both answer from their
    result caches, so the difference is the service's own cost: validation, conversion,
-   messages, transport). Each mode runs ``--overhead-seconds`` per RPC.
+   messages, transport; ``--warm-repeats`` timed pairs per warmed request). Each mode runs
+   ``--overhead-seconds`` per RPC.
 2. **Load**: for each RPC (``--rpcs``) and client count, that many client *processes* (spawned, each with its own
    channel, no retries, 30 s deadline) send requests for ``--duration`` seconds: throughput,
    p50/p99 latency and status codes. The server runs with ``--max-concurrent`` RPCs
    (``COVR_SERVICE_MAX_CONCURRENT_RPCS``), so 16 clients saturate it: excess calls must get
-   ``RESOURCE_EXHAUSTED`` at once, never a timeout. Each phase uses fresh seeds, so result caches
+   ``RESOURCE_EXHAUSTED`` at once, never a timeout; so do the per-method limits
+   (``COVR_SERVICE_MAX_GENERATIONS`` / ``COVR_SERVICE_MAX_LOOKUPS``, left at their defaults of
+   one / two calls per core). Each phase uses fresh seeds, so result caches
    of one phase do not serve the next.
 3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max.
 
@@ -213,9 +216,10 @@ def overhead(
     pool: list[dict[str, Any]],
     seconds: float,
     kinds: list[str],
+    warm_repeats: int = 1,
 ) -> dict[str, Any]:
     """Paired library-vs-RPC timings of the same requests, alternating the order; ``seconds``
-    per RPC kind."""
+    per RPC kind; in warm mode each warmed request is timed ``warm_repeats`` times."""
     import grpc
 
     from covr.questions.generate import generate_for_image
@@ -252,18 +256,20 @@ def overhead(
         if warm:  # the same request once on each side first: both answer from warm caches
             library()
             _grpc_call(stub, request, seed_offset)
-        timings = {}
-        for what in ("library", "rpc") if library_first else ("rpc", "library"):
-            began = time.perf_counter()
-            if what == "library":
-                library()
-            else:
-                _grpc_call(stub, request, seed_offset)
-            timings[what] = time.perf_counter() - began
-        kind = (request["rpc"], warm)
-        direct[kind].append(timings["library"])
-        remote[kind].append(timings["rpc"])
-        diffs[kind].append(timings["rpc"] - timings["library"])
+        for repeat in range(warm_repeats if warm else 1):
+            timings = {}
+            first = library_first != bool(repeat % 2)
+            for what in ("library", "rpc") if first else ("rpc", "library"):
+                began = time.perf_counter()
+                if what == "library":
+                    library()
+                else:
+                    _grpc_call(stub, request, seed_offset)
+                timings[what] = time.perf_counter() - began
+            kind = (request["rpc"], warm)
+            direct[kind].append(timings["library"])
+            remote[kind].append(timings["rpc"])
+            diffs[kind].append(timings["rpc"] - timings["library"])
 
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
@@ -339,6 +345,12 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=8500)
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--overhead-seconds", type=float, default=None)
+    parser.add_argument(
+        "--warm-repeats",
+        type=int,
+        default=3,
+        help="timed pairs per warmed request (a warm-up costs a cold call on both sides)",
+    )
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--pool", type=int, default=400)
     parser.add_argument("--max-concurrent", type=int, default=8)
@@ -411,7 +423,13 @@ def main() -> int:
             sampler.start()
             t0 = time.monotonic()
             report["overhead"] = overhead(
-                store, settings, target, pool, args.overhead_seconds or args.duration, args.rpcs
+                store,
+                settings,
+                target,
+                pool,
+                args.overhead_seconds or args.duration,
+                args.rpcs,
+                args.warm_repeats,
             )
             report["overhead"]["rss"] = sampler.window(t0, time.monotonic())
             phases = []

@@ -168,6 +168,20 @@ class Settings(BaseSettings):
         le=10_000,
         description="RPCs in progress at once; more get RESOURCE_EXHAUSTED instead of queueing.",
     )
+    service_max_generations: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="GenerateQuestions calls in progress at once, more get RESOURCE_EXHAUSTED "
+        "with a retry hint (0: one per CPU core; each call is seconds of CPU).",
+    )
+    service_max_lookups: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="FindRelatedImages calls in progress at once, more get RESOURCE_EXHAUSTED "
+        "with a retry hint (0: two per CPU core).",
+    )
     service_token: SecretStr | None = Field(
         default=None, description="Bearer token every RPC must carry (empty: no auth)."
     )

@@ -15,7 +15,7 @@ from covr_client import _requests
 from covr_client._proto import related_pb2, service_pb2_grpc, store_pb2, wire_pb2
 from covr_client.client import HEALTH_CHECK, SERVICE_NAME, credentials
 from covr_client.config import RetryPolicy, TlsConfig, channel_options
-from covr_client.errors import from_rpc_error
+from covr_client.errors import CovrError, from_rpc_error
 from covr_client.types import (
     Evaluation,
     Example,
@@ -84,13 +84,13 @@ class AsyncClient:
         return time.monotonic() + (self.timeout if timeout is None else timeout)
 
     async def _retry_after(
-        self, code: str, attempt: int, idempotent: bool, deadline: float
+        self, error: CovrError, attempt: int, idempotent: bool, deadline: float
     ) -> bool:
-        if not idempotent or code not in self.retry.retry_codes:
+        if not idempotent or error.code not in self.retry.retry_codes:
             return False
         if attempt >= self.retry.max_attempts:
             return False
-        delay = self.retry.delay(attempt, random.random())
+        delay = self.retry.wait(attempt, random.random(), error.retry_after)
         if time.monotonic() + delay >= deadline:
             return False
         await asyncio.sleep(delay)
@@ -116,7 +116,7 @@ class AsyncClient:
                 )
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                if not await self._retry_after(error.code, attempt, idempotent, deadline):
+                if not await self._retry_after(error, attempt, idempotent, deadline):
                     raise error from None
 
     async def _stream(
@@ -137,7 +137,7 @@ class AsyncClient:
                 return
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                if received or not await self._retry_after(error.code, attempt, True, deadline):
+                if received or not await self._retry_after(error, attempt, True, deadline):
                     raise error from None
             finally:
                 call.cancel()

@@ -16,7 +16,7 @@ import grpc
 from covr_client import _requests
 from covr_client._proto import related_pb2, service_pb2_grpc, store_pb2, wire_pb2
 from covr_client.config import RetryPolicy, TlsConfig, channel_options
-from covr_client.errors import from_rpc_error
+from covr_client.errors import CovrError, from_rpc_error
 from covr_client.types import (
     Evaluation,
     Example,
@@ -135,15 +135,17 @@ class Client:
                 )
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                if not self._retry_after(error.code, attempt, idempotent, deadline):
+                if not self._retry_after(error, attempt, idempotent, deadline):
                     raise error from None
 
-    def _retry_after(self, code: str, attempt: int, idempotent: bool, deadline: float) -> bool:
-        if not idempotent or code not in self.retry.retry_codes:
+    def _retry_after(
+        self, error: CovrError, attempt: int, idempotent: bool, deadline: float
+    ) -> bool:
+        if not idempotent or error.code not in self.retry.retry_codes:
             return False
         if attempt >= self.retry.max_attempts:
             return False
-        delay = self.retry.delay(attempt, random.random())
+        delay = self.retry.wait(attempt, random.random(), error.retry_after)
         if time.monotonic() + delay >= deadline:
             return False
         time.sleep(delay)
@@ -168,7 +170,7 @@ class Client:
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
                 # Only a stream that sent nothing yet is retried: no duplicates reach the caller.
-                if received or not self._retry_after(error.code, attempt, True, deadline):
+                if received or not self._retry_after(error, attempt, True, deadline):
                     raise error from None
             finally:
                 call.cancel()  # no-op when finished; stops the server when the caller left early

@@ -65,6 +65,16 @@ class RetryPolicy:
         ceiling = min(self.max_backoff, self.initial_backoff * self.multiplier ** (attempt - 1))
         return ceiling * random
 
+    def wait(self, attempt: int, random: float, hint: float | None = None) -> float:
+        """The delay before the next attempt: :meth:`delay`, or at least the server's hint
+        (``RetryInfo`` of a ``RESOURCE_EXHAUSTED`` answer, capped at ``max_backoff``) with half
+        of it jittered, so refused clients do not all come back at the same moment."""
+        own = self.delay(attempt, random)
+        if hint is None:
+            return own
+        hinted = min(hint, self.max_backoff) * (0.5 + random / 2)
+        return max(own, hinted)
+
 
 NO_RETRY = RetryPolicy(max_attempts=1)
 

@@ -2,7 +2,8 @@
 
 Every error has ``.code`` (the gRPC status code name, e.g. ``"INVALID_ARGUMENT"``), ``.message``
 and ``.details`` (the rich status details the server attached); ``.field_violations`` lists the
-``(field, description)`` pairs of an ``INVALID_ARGUMENT`` answer. The class of each code is an
+``(field, description)`` pairs of an ``INVALID_ARGUMENT`` answer; ``.retry_after`` is the
+server's hint (seconds) of when a refused call may succeed (``RESOURCE_EXHAUSTED``). The class of each code is an
 explicit table (:data:`ERROR_CLASSES`).
 """
 
@@ -16,6 +17,7 @@ import grpc
 from covr_client._proto import wire_pb2
 
 _BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _DETAILS_KEY = "grpc-status-details-bin"
 
 
@@ -37,12 +39,14 @@ class CovrError(Exception):
         *,
         field_violations: tuple[FieldViolation, ...] = (),
         details: tuple[Any, ...] = (),
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.field_violations = field_violations
         self.details = details
+        self.retry_after = retry_after
 
 
 class InvalidArgumentError(CovrError):
@@ -123,11 +127,21 @@ def from_rpc_error(error: grpc.RpcError) -> CovrError:
     status = _status_details(trailers)
     violations: list[FieldViolation] = []
     details: list[Any] = []
+    retry_after: float | None = None
     if status is not None:
         for detail in status.details:
             details.append(detail)
             if detail.type_url == _BAD_REQUEST:
                 bad = wire_pb2.BadRequestDetail.FromString(detail.value)
                 violations += [FieldViolation(v.field, v.description) for v in bad.field_violations]
+            elif detail.type_url == _RETRY_INFO:
+                delay = wire_pb2.RetryInfoDetail.FromString(detail.value).retry_delay
+                retry_after = max(0.0, delay.ToNanoseconds() / 1e9)
     cls = ERROR_CLASSES.get(code, CovrError)
-    return cls(code, message or "", field_violations=tuple(violations), details=tuple(details))
+    return cls(
+        code,
+        message or "",
+        field_violations=tuple(violations),
+        details=tuple(details),
+        retry_after=retry_after,
+    )

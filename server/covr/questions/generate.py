@@ -224,7 +224,9 @@ class _ImageGenerator:
 
     # -- top level -----------------------------------------------------------------------------
 
-    def run(self, image_id: str) -> list[Example]:
+    def run(self, image_id: str) -> Iterator[Example]:
+        """The image's examples in their final order, each as soon as it exists (the service
+        streams them while later subgraphs are still being looked up)."""
         try:
             scene = self.provider.scene(image_id)
         except KeyError:
@@ -234,24 +236,13 @@ class _ImageGenerator:
         cap = self.options.subgraphs_per_image
         if cap is not None and len(subgraphs) > cap:
             subgraphs = sorted(rng.sample(subgraphs, cap), key=lambda s: s.key)
-        examples: list[Example] = []
         seen: set[tuple[str, str, tuple[str, ...]]] = set()
         for g in subgraphs:
             related = self._related(image_id, g)
             self._allowed_cache.clear()
-            for template in self.templates:
-                for example in self._examples(template, related, rng):
-                    key = (
-                        example["utterance"],
-                        json.dumps(example["answer"]),
-                        tuple(example["scenes"]),
-                    )
-                    if key not in seen:
-                        seen.add(key)
-                        examples.append(example)
-        return examples
+            yield from self._distinct(related, rng, seen)
 
-    def run_subgraph(self, image_id: str, g: Subgraph) -> list[Example]:
+    def run_subgraph(self, image_id: str, g: Subgraph) -> Iterator[Example]:
         """Examples about ``g`` alone, with ``image_id`` (an image containing ``g``) as the source
         image: the per-subgraph loop of :meth:`run` without the enumeration and sampling."""
         try:
@@ -264,8 +255,13 @@ class _ImageGenerator:
         # sample the image's subgraphs.
         rng = random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
         related = self._related(image_id, g)
-        examples: list[Example] = []
-        seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        yield from self._distinct(related, rng, set())
+
+    def _distinct(
+        self, related: _Related, rng: random.Random, seen: set[tuple[str, str, tuple[str, ...]]]
+    ) -> Iterator[Example]:
+        """Every template's examples for one subgraph, without repeating an example already
+        emitted for this image (same text, answer and images)."""
         for template in self.templates:
             for example in self._examples(template, related, rng):
                 key = (
@@ -275,8 +271,7 @@ class _ImageGenerator:
                 )
                 if key not in seen:
                     seen.add(key)
-                    examples.append(example)
-        return examples
+                    yield example
 
     def _related(self, image_id: str, g: Subgraph) -> _Related:
         o = self.options
@@ -767,6 +762,18 @@ def generate_for_image(
     attribute_types: AttributeTypes | None = None,
 ) -> list[Example]:
     """Every example generated from one source image (deterministic for the options' seed)."""
+    return list(iter_for_image(provider, options, image_id, attribute_types))
+
+
+def iter_for_image(
+    provider: RelatedProvider,
+    options: GenerationOptions,
+    image_id: str,
+    attribute_types: AttributeTypes | None = None,
+) -> Iterator[Example]:
+    """:func:`generate_for_image` one example at a time, in the same order: a caller that sends
+    examples on (the gRPC stream) overlaps its work with the lookups of later subgraphs, and one
+    that wants only the first ``n`` stops the generation there."""
     templates = select_templates(options.templates)
     gen = _ImageGenerator(
         provider, options, templates, attribute_types or default_attribute_types()
@@ -794,6 +801,17 @@ def generate_for_subgraph(
     """Every example about ``g`` with ``image_id`` as the source image (it must contain ``g``):
     the same templates, slot filling, image picking and execution as :func:`generate_for_image`,
     for this one subgraph (deterministic for the options' seed)."""
+    return list(iter_for_subgraph(provider, options, g, image_id, attribute_types))
+
+
+def iter_for_subgraph(
+    provider: RelatedProvider,
+    options: GenerationOptions,
+    g: Subgraph,
+    image_id: str,
+    attribute_types: AttributeTypes | None = None,
+) -> Iterator[Example]:
+    """:func:`generate_for_subgraph` one example at a time (see :func:`iter_for_image`)."""
     templates = select_templates(options.templates)
     gen = _ImageGenerator(
         provider, options, templates, attribute_types or default_attribute_types()

@@ -8,7 +8,7 @@ request path of the offending field (``scene_graph.objects[2].name``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from covr.scene.model import (
@@ -272,51 +272,63 @@ def subgraphs_to_proto(subgraphs: Iterable[Subgraph]) -> list[scene_pb2.Subgraph
     return [subgraph_to_proto(g) for g in subgraphs]
 
 
-def _program(steps: Sequence[Mapping[str, Any]]) -> questions_pb2.Program:
-    out = questions_pb2.Program()
-    for step in steps:
-        row = out.steps.add(
-            operation=str(step["operation"]),
-            dependencies=[int(d) for d in step.get("dependencies", [])],
-        )
-        for argument in step.get("arguments", []):
-            if isinstance(argument, list):
-                row.arguments.add(program=_program(argument))
-            elif isinstance(argument, int) and not isinstance(argument, bool):
-                row.arguments.add(number=argument)
-            else:
-                row.arguments.add(text=str(argument))
-    return out
+def _argument(argument: Any) -> dict[str, Any]:
+    if isinstance(argument, list):
+        return {"program": {"steps": [_step(s) for s in argument]}}
+    if isinstance(argument, int) and not isinstance(argument, bool):
+        return {"number": argument}
+    return {"text": str(argument)}
+
+
+def _step(step: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "operation": str(step["operation"]),
+        "arguments": [_argument(a) for a in step.get("arguments", ())],
+        "dependencies": step.get("dependencies", ()),
+    }
+
+
+def _answer(answer: Any) -> dict[str, Any]:
+    if isinstance(answer, bool):
+        return {"bool_value": answer}
+    if isinstance(answer, int):
+        return {"number_value": answer}
+    return {"text_value": str(answer)}
+
+
+def example_fields(example: Mapping[str, Any]) -> dict[str, Any]:
+    """One example of the question engine (docs/questions.md §4) as the keyword arguments of an
+    ``Example`` message: nested dicts and lists, which protobuf turns into sub-messages in one
+    constructor call. Setting each field from Python instead cost ~40 µs per example, most of a
+    GenerateQuestions call's service overhead (``benchmarks/bench_service.py``)."""
+    signatures = example.get("signatures", {})
+    scenes = example["scenes"]
+    return {
+        "qid": example["qid"],
+        "utterance": example["utterance"],
+        "scenes": scenes,
+        "answer": _answer(example["answer"]),
+        "pattern_name": example["pattern_name"],
+        "program": {"steps": [_step(s) for s in example["program"]]},
+        "properties": [str(p) for p in example.get("properties", ())],
+        "provenance": {
+            "source_image": example["source_image"],
+            "subgraphs": {str(k): str(v) for k, v in example.get("subgraphs", {}).items()},
+            "signatures": [
+                {"image_id": image_id, "signatures": signatures.get(image_id, ())}
+                for image_id in scenes
+            ],
+            "seed": int(example["seed"]),
+            "generator_version": example["generator_version"],
+            "template": example.get("template", ""),
+            "paper_template": example.get("paper_template", ""),
+            "answer_type": example.get("answer_type", ""),
+            "split": example.get("split", ""),
+            "structure": example.get("structure", ()),
+        },
+    }
 
 
 def example_to_proto(example: Mapping[str, Any]) -> questions_pb2.Example:
-    """One example of the question engine (docs/questions.md §4) as a message."""
-    out = questions_pb2.Example(
-        qid=example["qid"],
-        utterance=example["utterance"],
-        scenes=list(example["scenes"]),
-        pattern_name=example["pattern_name"],
-        program=_program(example["program"]),
-        properties=[str(p) for p in example.get("properties", [])],
-    )
-    answer = example["answer"]
-    if isinstance(answer, bool):
-        out.answer.bool_value = answer
-    elif isinstance(answer, int):
-        out.answer.number_value = answer
-    else:
-        out.answer.text_value = str(answer)
-    p = out.provenance
-    p.source_image = example["source_image"]
-    p.subgraphs.update({str(k): str(v) for k, v in example.get("subgraphs", {}).items()})
-    signatures = example.get("signatures", {})
-    for image_id in example["scenes"]:
-        p.signatures.add(image_id=image_id, signatures=list(signatures.get(image_id, [])))
-    p.seed = int(example["seed"])
-    p.generator_version = example["generator_version"]
-    p.template = example.get("template", "")
-    p.paper_template = example.get("paper_template", "")
-    p.answer_type = example.get("answer_type", "")
-    p.split = example.get("split", "")
-    p.structure.extend(int(x) for x in example.get("structure", []))
-    return out
+    """One example of the question engine as a message (see :func:`example_fields`)."""
+    return questions_pb2.Example(**example_fields(example))

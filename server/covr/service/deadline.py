@@ -42,16 +42,34 @@ class RequestDeadlines:
         self._local = threading.local()
 
     @contextmanager
-    def scope(self, context: grpc.ServicerContext, *, stop_reads: bool = True) -> Iterator[None]:
+    def scope(
+        self,
+        context: grpc.ServicerContext,
+        *,
+        stop_reads: bool = True,
+        before_read: Callable[[], None] | None = None,
+    ) -> Iterator[None]:
         """Run the block as part of the RPC ``context``; ``stop_reads=False`` keeps reads going
-        after the client left (an import: its statistics refresh reads between writes)."""
-        previous = getattr(self._local, "context", None), getattr(self._local, "stop", True)
-        self._local.context = context
-        self._local.stop = stop_reads
+        after the client left (an import: its statistics refresh reads between writes).
+        ``before_read`` runs before each store read of the block: the moment the thread is
+        about to wait for the store and other threads can run (see ``example_stream``)."""
+        local = self._local
+        previous = (
+            getattr(local, "context", None),
+            getattr(local, "stop", True),
+            getattr(local, "before_read", None),
+        )
+        local.context, local.stop, local.before_read = context, stop_reads, before_read
         try:
             yield
         finally:
-            self._local.context, self._local.stop = previous
+            local.context, local.stop, local.before_read = previous
+
+    def before_read(self) -> None:
+        """Run the current scope's ``before_read`` hook, if any."""
+        hook = getattr(self._local, "before_read", None)
+        if hook is not None:
+            hook()
 
     def cancelled(self) -> bool:
         """Whether the RPC of the current thread has ended for its client (cancel, deadline)
@@ -79,12 +97,14 @@ class DeadlineStore(GraphStore):
         *,
         cap: float,
         cancelled: Callable[[], bool] | None = None,
+        before_read: Callable[[], None] | None = None,
     ) -> None:
         self.inner = inner
         self.backend = inner.backend
         self._time_left = time_left
         self._cap = cap
         self._cancelled = cancelled
+        self._before_read = before_read
 
     def _timeout(self, query: QueryLike, asked: float | None) -> float:
         timeout = self._cap if asked is None else min(asked, self._cap)
@@ -105,6 +125,8 @@ class DeadlineStore(GraphStore):
         # statistics refresh reads between writes: see RequestDeadlines.scope).
         if self._cancelled is not None and self._cancelled():
             raise QueryTimeout(as_statement(query).name, "the client cancelled the call")
+        if self._before_read is not None:
+            self._before_read()
         return self.inner.read(query, params, timeout=self._timeout(query, timeout))
 
     def write(

@@ -87,6 +87,17 @@ class Unauthenticated(ServiceError):
     code = grpc.StatusCode.UNAUTHENTICATED
 
 
+class ResourceExhausted(ServiceError):
+    """The method is at its concurrency limit (:mod:`covr.service.admission`); the answer carries
+    a ``google.rpc.RetryInfo`` with ``retry_after_s``, which the SDK's retry policy honours."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 DOMAIN_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (QueryTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
@@ -147,10 +158,21 @@ def bad_request(violations: Sequence[FieldViolation]) -> any_pb2.Any:
     return detail
 
 
+def retry_info(seconds: float) -> any_pb2.Any:
+    """``google.rpc.RetryInfo`` (when to try again), packed in an ``Any``."""
+    message = error_details_pb2.RetryInfo()
+    message.retry_delay.FromNanoseconds(int(seconds * 1e9))
+    detail = any_pb2.Any()
+    detail.Pack(message)
+    return detail
+
+
 def status_for(exc: BaseException, method: str = "") -> grpc.Status:
     """The status an exception becomes; unexpected ones are logged with an incident id."""
     if isinstance(exc, InvalidArgument):
         return _status(exc.code, exc.message, [bad_request(exc.violations)])
+    if isinstance(exc, ResourceExhausted):
+        return _status(exc.code, exc.message, [retry_info(exc.retry_after_s)])
     if isinstance(exc, ServiceError):
         return _status(exc.code, exc.message)
     if isinstance(exc, SceneGraphError):

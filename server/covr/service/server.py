@@ -22,6 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from covr.graph.store import GraphStore
+from covr.service.admission import Admission, for_settings
 from covr.service.deadline import DeadlineStore, RequestDeadlines
 from covr.service.interceptors import (
     AuthInterceptor,
@@ -83,6 +84,7 @@ class Service:
     store: GraphStore
     health: health.HealthServicer
     rooms: Rooms
+    admission: Admission
     owns_store: bool = False
     metrics_port: int | None = None
     _metrics_http: Any = None
@@ -146,7 +148,11 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
     credentials = _credentials(settings)
     deadlines = RequestDeadlines()
     bounded = DeadlineStore(
-        store, deadlines.time_left, cap=settings.query_timeout_s, cancelled=deadlines.cancelled
+        store,
+        deadlines.time_left,
+        cap=settings.query_timeout_s,
+        cancelled=deadlines.cancelled,
+        before_read=deadlines.before_read,
     )
     rooms = open_rooms(bounded, settings)
     collector = metrics() if settings.service_metrics_port else None
@@ -162,8 +168,9 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
         options=server_options(settings),
         maximum_concurrent_rpcs=settings.service_max_concurrent_rpcs,
     )
+    limits = for_settings(settings)
     service_pb2_grpc.add_CovrServiceServicer_to_server(
-        CovrServicer(bounded, settings, rooms, deadlines), server
+        CovrServicer(bounded, settings, rooms, deadlines, limits), server
     )
     health_servicer = health.HealthServicer(
         experimental_non_blocking=True,
@@ -189,6 +196,7 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
         store=store,
         health=health_servicer,
         rooms=rooms,
+        admission=limits,
         owns_store=owns_store,
     )
     if collector is not None:

@@ -11,7 +11,7 @@ Streaming handlers check between pages whether the client is still there and sto
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,8 @@ from covr.questions.generate import (
     GenerationOptions,
     check_images,
     choose_source_image,
-    generate_for_image,
-    generate_for_subgraph,
+    iter_for_image,
+    iter_for_subgraph,
 )
 from covr.questions.store_source import StoreRelated
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD
@@ -36,6 +36,7 @@ from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.service import convert, tokens
+from covr.service.admission import Admission
 from covr.service.deadline import RequestDeadlines
 from covr.service.errors import (
     FailedPrecondition,
@@ -45,6 +46,7 @@ from covr.service.errors import (
     NotFound,
 )
 from covr.service.evaluation import run_evaluation
+from covr.service.example_stream import stream_examples
 from covr.service.interceptors import cancelled_event
 from covr.service.rooms import Rooms
 from covr.settings import Settings
@@ -70,12 +72,18 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     """Implements every RPC of ``service.proto``."""
 
     def __init__(
-        self, store: GraphStore, settings: Settings, rooms: Rooms, deadlines: RequestDeadlines
+        self,
+        store: GraphStore,
+        settings: Settings,
+        rooms: Rooms,
+        deadlines: RequestDeadlines,
+        admission: Admission | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.rooms = rooms
         self.deadlines = deadlines
+        self.admission = admission or Admission({})
 
     # ------------------------------------------------------------------ helpers
 
@@ -221,37 +229,40 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         if lookup is None:
             raise NotAvailableYet("related-image lookup")
         query = _RelatedQuery.of(request, page_size)
-        gone = cancelled_event(context)
-        with self.deadlines.scope(context):
-            if subgraph is not None:
-                state = tokens.decode(request.page_token, query.bound(subgraph.key))
-                offset = state.get("offset", 0)
-                if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-                    raise InvalidArgument.field("page_token", "is not a page token of this service")
-                first_pages: Iterator[RelatedResult] = iter(
-                    [lookup.related(subgraph, offset=offset, **query.arguments)]
-                )
-            else:
-                keys = [g.key for g in lookup.subgraphs_of_image(request.image_id)]
-                first_pages = (
-                    lookup.for_image(request.image_id, key, **query.arguments)[0]
-                    for key in keys[:max_subgraphs]
-                )
-        while not gone.is_set():
+        offset = 0
+        if subgraph is not None:
+            state = tokens.decode(request.page_token, query.bound(subgraph.key))
+            offset = state.get("offset", 0)
+            if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+                raise InvalidArgument.field("page_token", "is not a page token of this service")
+        with self.admission.slot("FindRelatedImages"):
+            gone = cancelled_event(context)
             with self.deadlines.scope(context):
-                result = next(first_pages, None)
-            if result is None:
-                return
-            sent = 0
-            while True:
-                yield query.page(result)
-                sent += len(result.distractors)
-                if result.next_offset is None or sent >= request.max_results or gone.is_set():
-                    break
-                with self.deadlines.scope(context):
-                    result = lookup.related(
-                        result.query, offset=result.next_offset, **query.arguments
+                if subgraph is not None:
+                    first_pages: Iterator[RelatedResult] = iter(
+                        [lookup.related(subgraph, offset=offset, **query.arguments)]
                     )
+                else:
+                    keys = [g.key for g in lookup.subgraphs_of_image(request.image_id)]
+                    first_pages = (
+                        lookup.for_image(request.image_id, key, **query.arguments)[0]
+                        for key in keys[:max_subgraphs]
+                    )
+            while not gone.is_set():
+                with self.deadlines.scope(context):
+                    result = next(first_pages, None)
+                if result is None:
+                    return
+                sent = 0
+                while True:
+                    yield query.page(result)
+                    sent += len(result.distractors)
+                    if result.next_offset is None or sent >= request.max_results or gone.is_set():
+                        break
+                    with self.deadlines.scope(context):
+                        result = lookup.related(
+                            result.query, offset=result.next_offset, **query.arguments
+                        )
 
     def ScoreExclusivity(
         self, request: related_pb2.ScoreExclusivityRequest, context: grpc.ServicerContext
@@ -380,40 +391,40 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         provider = self.rooms.questions
         if provider is None:
             raise NotAvailableYet("question generation")
-        with self.deadlines.scope(context):
-            if subgraph is not None:
-                image_id, split = self._subgraph_source(provider, subgraph, request)
-                options = _generation_options(self.settings, request, split)
-                examples = generate_for_subgraph(provider, options, subgraph, image_id)
-            else:
-                # The engine reads the source's scene graph through the provider's cache anyway:
-                # reading it here too (once more from the store) was pure service overhead.
-                try:
-                    scene = provider.scene(request.image_id)
-                except KeyError:
-                    raise NotFound(f"no image {request.image_id!r} in the store") from None
-                split = request.split or scene.split
-                if scene.split != split:
-                    raise InvalidArgument.field(
-                        "image_id",
-                        f"image {scene.image_id!r} belongs to split {scene.split!r}, not {split!r}",
-                    )
-                options = _generation_options(self.settings, request, split)
-                examples = generate_for_image(provider, options, scene.image_id)
-                if not examples:
+        with self.admission.slot("GenerateQuestions"):
+            on_empty: Callable[[], None] | None = None
+            with self.deadlines.scope(context):
+                if subgraph is not None:
+                    image_id, split = self._subgraph_source(provider, subgraph, request)
+                    options = _generation_options(self.settings, request, split)
+                    examples = iter_for_subgraph(provider, options, subgraph, image_id)
+                else:
+                    # The engine reads the source's scene graph through the provider's cache
+                    # anyway: reading it here too (once more from the store) was pure overhead.
+                    try:
+                        scene = provider.scene(request.image_id)
+                    except KeyError:
+                        raise NotFound(f"no image {request.image_id!r} in the store") from None
+                    split = request.split or scene.split
+                    if scene.split != split:
+                        raise InvalidArgument.field(
+                            "image_id",
+                            f"image {scene.image_id!r} belongs to split {scene.split!r}, "
+                            f"not {split!r}",
+                        )
+                    options = _generation_options(self.settings, request, split)
+                    examples = iter_for_image(provider, options, scene.image_id)
                     # Only an empty result needs telling "no subgraph to ask about" apart: the
-                    # check enumerates the image's subgraphs, which the engine has just done, so
-                    # running it on every call doubled that work (measured: most of the
-                    # GenerateQuestions overhead).
-                    check_images(provider, options, [scene.image_id])
-        gone = cancelled_event(context)
-        batch = self.settings.service_page_size
-        chosen = examples[:count]
-        for start in range(0, len(chosen), batch):
-            if gone.is_set():
-                return
-            yield questions_pb2.GenerateQuestionsResponse(
-                examples=[convert.example_to_proto(e) for e in chosen[start : start + batch]]
+                    # check enumerates the image's subgraphs, which the engine has just done.
+                    image_ids = [scene.image_id]
+                    on_empty = lambda: check_images(provider, options, image_ids)  # noqa: E731
+            yield from stream_examples(
+                examples,
+                count=count,
+                page_size=self.settings.service_page_size,
+                gone=cancelled_event(context),
+                scope=lambda hook: self.deadlines.scope(context, before_read=hook),
+                on_empty=on_empty,
             )
 
     def _subgraph_source(

@@ -105,6 +105,39 @@ def test_reads_stop_when_the_client_left_except_in_imports(server: TestServer) -
     assert len(recorder.timeouts) == 2
 
 
+def test_the_scope_hook_runs_before_each_read_of_its_thread(server: TestServer) -> None:
+    """``before_read`` (GenerateQuestions hands its collected examples over there) runs before
+    every read inside its scope, and not for reads outside it or of other threads."""
+
+    class Active:
+        def time_remaining(self) -> float:
+            return 10.0
+
+        def is_active(self) -> bool:
+            return True
+
+    from covr.graph import catalog
+
+    deadlines = RequestDeadlines()
+    bounded = DeadlineStore(
+        server.store,
+        deadlines.time_left,
+        cap=30,
+        cancelled=deadlines.cancelled,
+        before_read=deadlines.before_read,
+    )
+    calls: list[str] = []
+    bounded.read(catalog.get("admin/ping"))
+    with deadlines.scope(Active(), before_read=lambda: calls.append("hook")):  # type: ignore[arg-type]
+        bounded.read(catalog.get("admin/ping"))
+        other = threading.Thread(target=lambda: bounded.read(catalog.get("admin/ping")))
+        other.start()
+        other.join()
+        bounded.read(catalog.get("admin/ping"))
+    bounded.read(catalog.get("admin/ping"))
+    assert calls == ["hook", "hook"]
+
+
 def test_deadline_exceeded(server: TestServer) -> None:
     slow = RecordingStore(server.store, delay=0.3)
     with running_server(store=slow) as own, own.client(retry=NO_RETRY) as client:
@@ -316,6 +349,81 @@ def test_over_capacity_is_refused_at_once(server: TestServer) -> None:
         assert results.count("OK") >= 1
         assert "RESOURCE_EXHAUSTED" in results
         assert set(results) <= {"OK", "RESOURCE_EXHAUSTED"}
+
+
+def test_a_busy_expensive_method_is_refused_with_a_retry_hint(server: TestServer) -> None:
+    """All GenerateQuestions / FindRelatedImages slots taken (held here as a running call
+    would): the next call is refused at once, cheap methods still answer, and the slot is
+    usable again when freed."""
+    admission = server.service.admission
+    with server.client(retry=NO_RETRY) as c:
+        for method, call in (
+            ("GenerateQuestions", lambda: list(c.generate_questions(image_id="gqa:2370799"))),
+            ("FindRelatedImages", lambda: list(c.find_related_images("tree", seed=1))),
+        ):
+            slots = admission.limits()[method]
+            with contextlib.ExitStack() as held:
+                for _ in range(slots):
+                    held.enter_context(admission.slot(method))
+                started = time.monotonic()
+                with pytest.raises(ResourceExhaustedError) as refused:
+                    call()
+                assert time.monotonic() - started < 2  # refused at once, not queued
+                assert method in refused.value.message
+                assert refused.value.retry_after is not None
+                assert refused.value.retry_after > 0
+                assert c.get_scene_graph("gqa:2370799").image_id == "gqa:2370799"
+            assert call()  # slots free again
+
+
+def test_the_sdk_waits_out_a_busy_method_when_asked_to(server: TestServer) -> None:
+    from covr_client import RetryPolicy
+
+    admission = server.service.admission
+    patient = RetryPolicy(
+        max_attempts=20,
+        initial_backoff=0.05,
+        max_backoff=0.2,
+        retry_codes=frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED"}),
+    )
+    slots = admission.limits()["GenerateQuestions"]
+    before = admission.refused("GenerateQuestions")
+    held = contextlib.ExitStack()
+    for _ in range(slots):
+        held.enter_context(admission.slot("GenerateQuestions"))
+    release = threading.Timer(0.5, held.close)
+    release.start()
+    try:
+        with server.client(retry=patient) as c:
+            examples = list(c.generate_questions(image_id="gqa:2370799", seed=3, count=5))
+    finally:
+        release.join()
+    assert len(examples) == 5
+    assert admission.refused("GenerateQuestions") > before  # it was refused, then served
+
+
+def test_concurrent_generations_beyond_the_limit_get_resource_exhausted() -> None:
+    with running_server(service_max_generations=1) as own:
+        results: list[str] = []
+
+        def call(seed: int) -> None:
+            with own.client(retry=NO_RETRY) as c:
+                try:
+                    list(c.generate_questions(image_id="gqa:2370799", seed=seed))
+                    results.append("OK")
+                except ResourceExhaustedError as exc:
+                    results.append(exc.code)
+
+        threads = [threading.Thread(target=call, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results.count("OK") >= 1
+        assert set(results) <= {"OK", "RESOURCE_EXHAUSTED"}
+        assert own.service.admission.refused("GenerateQuestions") == results.count(
+            "RESOURCE_EXHAUSTED"
+        )
 
 
 def test_undecodable_request_bytes_are_invalid_argument(server: TestServer) -> None:

@@ -23,23 +23,26 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x63ovr/v1/wire.proto\x12\x07\x63ovr.v1\x1a\x19google/protobuf/any.proto\"Q\n\tRpcStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12%\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"K\n\x10\x42\x61\x64RequestDetail\x12\x37\n\x10\x66ield_violations\x18\x01 \x03(\x0b\x32\x1d.covr.v1.FieldViolationDetail\":\n\x14\x46ieldViolationDetail\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\" \n\rHealthRequest\x12\x0f\n\x07service\x18\x01 \x01(\t\" \n\x0eHealthResponse\x12\x0e\n\x06status\x18\x01 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x63ovr/v1/wire.proto\x12\x07\x63ovr.v1\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\"Q\n\tRpcStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12%\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"K\n\x10\x42\x61\x64RequestDetail\x12\x37\n\x10\x66ield_violations\x18\x01 \x03(\x0b\x32\x1d.covr.v1.FieldViolationDetail\":\n\x14\x46ieldViolationDetail\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"A\n\x0fRetryInfoDetail\x12.\n\x0bretry_delay\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\" \n\rHealthRequest\x12\x0f\n\x07service\x18\x01 \x01(\t\" \n\x0eHealthResponse\x12\x0e\n\x06status\x18\x01 \x01(\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'covr_client._proto.wire_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RPCSTATUS']._serialized_start=58
-  _globals['_RPCSTATUS']._serialized_end=139
-  _globals['_BADREQUESTDETAIL']._serialized_start=141
-  _globals['_BADREQUESTDETAIL']._serialized_end=216
-  _globals['_FIELDVIOLATIONDETAIL']._serialized_start=218
-  _globals['_FIELDVIOLATIONDETAIL']._serialized_end=276
-  _globals['_HEALTHREQUEST']._serialized_start=278
-  _globals['_HEALTHREQUEST']._serialized_end=310
-  _globals['_HEALTHRESPONSE']._serialized_start=312
-  _globals['_HEALTHRESPONSE']._serialized_end=344
+  _globals['_RPCSTATUS']._serialized_start=90
+  _globals['_RPCSTATUS']._serialized_end=171
+  _globals['_BADREQUESTDETAIL']._serialized_start=173
+  _globals['_BADREQUESTDETAIL']._serialized_end=248
+  _globals['_FIELDVIOLATIONDETAIL']._serialized_start=250
+  _globals['_FIELDVIOLATIONDETAIL']._serialized_end=308
+  _globals['_RETRYINFODETAIL']._serialized_start=310
+  _globals['_RETRYINFODETAIL']._serialized_end=375
+  _globals['_HEALTHREQUEST']._serialized_start=377
+  _globals['_HEALTHREQUEST']._serialized_end=409
+  _globals['_HEALTHRESPONSE']._serialized_start=411
+  _globals['_HEALTHRESPONSE']._serialized_end=443
 # @@protoc_insertion_point(module_scope)

@@ -3,13 +3,14 @@
 isort:skip_file
 Wire-compatible mirrors of a few well-known messages, so the Python SDK can read rich error
 details and health answers with protobuf alone (it depends on grpcio and protobuf only).
-Field numbers and types equal those of google.rpc.Status, google.rpc.BadRequest and
-grpc.health.v1.HealthCheck{Request,Response}; only the names differ. Not used by any RPC.
+Field numbers and types equal those of google.rpc.Status, google.rpc.BadRequest, google.rpc.RetryInfo
+and grpc.health.v1.HealthCheck{Request,Response}; only the names differ. Not used by any RPC.
 """
 
 from collections import abc as _abc
 from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 import builtins as _builtins
@@ -96,6 +97,28 @@ class FieldViolationDetail(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FieldViolationDetail: _TypeAlias = FieldViolationDetail  # noqa: Y015
+
+@_typing.final
+class RetryInfoDetail(_message.Message):
+    """= google.rpc.RetryInfo (RESOURCE_EXHAUSTED answers: when a slot is likely free again)"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RETRY_DELAY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def retry_delay(self) -> _duration_pb2.Duration: ...
+    def __init__(
+        self,
+        *,
+        retry_delay: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["retry_delay", b"retry_delay"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["retry_delay", b"retry_delay"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RetryInfoDetail: _TypeAlias = RetryInfoDetail  # noqa: Y015
 
 @_typing.final
 class HealthRequest(_message.Message):
