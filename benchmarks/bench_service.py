@@ -295,13 +295,31 @@ def overhead(
             "library_p50_ms": p50(direct[(kind, False)]),
             "rpc_p50_ms": p50(remote[(kind, False)]),
             "overhead_p50_ms": p50(diffs[(kind, False)]),
+            "overhead_p50_ci95_ms": median_ci95_ms(diffs[(kind, False)]),
             "n_warm": len(diffs[(kind, True)]),
             "library_warm_p50_ms": p50(direct[(kind, True)]),
             "rpc_warm_p50_ms": p50(remote[(kind, True)]),
             "overhead_warm_p50_ms": p50(diffs[(kind, True)]),
+            "overhead_warm_p50_ci95_ms": median_ci95_ms(diffs[(kind, True)]),
         }
         for kind in KINDS
     }
+
+
+def median_ci95_ms(values: list[float], resamples: int = 2000) -> list[float]:
+    """A bootstrap 95 % interval of the median (ms): how far the quoted p50 of paired
+    differences can be trusted when single calls vary by far more than the difference."""
+    if len(values) < 5:
+        return [float("nan"), float("nan")]
+    rng = random.Random(0)
+    medians = sorted(
+        statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples)
+    )
+    return [medians[int(0.025 * resamples)] * 1000, medians[int(0.975 * resamples)] * 1000]
+
+
+def _ci(bounds: list[float]) -> str:
+    return f"{bounds[0]:.2f} .. {bounds[1]:.2f} ms"
 
 
 def load_phase(
@@ -461,12 +479,13 @@ def main() -> int:
         print(
             f"  {kind:12s} library p50 {o[kind]['library_p50_ms']:.2f} ms  rpc p50 "
             f"{o[kind]['rpc_p50_ms']:.2f} ms  overhead p50 {o[kind]['overhead_p50_ms']:.2f} ms"
-            f"  (n={o[kind]['n']})"
+            f"  (95% CI {_ci(o[kind]['overhead_p50_ci95_ms'])}, n={o[kind]['n']})"
         )
         print(
             f"  {'':12s} warm: library p50 {o[kind]['library_warm_p50_ms']:.2f} ms  rpc p50 "
             f"{o[kind]['rpc_warm_p50_ms']:.2f} ms  overhead p50 "
-            f"{o[kind]['overhead_warm_p50_ms']:.2f} ms  (n={o[kind]['n_warm']})"
+            f"{o[kind]['overhead_warm_p50_ms']:.2f} ms"
+            f"  (95% CI {_ci(o[kind]['overhead_warm_p50_ci95_ms'])}, n={o[kind]['n_warm']})"
         )
     print("\nload (client processes; per RPC: requests/s, p50/p99 ms; status codes; server RSS):")
     for p in report["phases"]:
