@@ -18,7 +18,8 @@ Measured:
    messages, transport; ``--warm-repeats`` timed pairs per warmed request). Each mode runs
    ``--overhead-seconds`` per RPC.
 2. **Load**: for each RPC (``--rpcs``) and client count, that many client *processes* (spawned, each with its own
-   channel, no retries, 30 s deadline) send requests for ``--duration`` seconds: throughput,
+   channel, 30 s deadline; a refused call waits the server's ``RetryInfo`` hint, at least
+   20 ms, as the SDK's retry policy would, then sends its next request) send requests for ``--duration`` seconds: throughput,
    p50/p99 latency and status codes. The server runs with ``--max-concurrent`` RPCs
    (``COVR_SERVICE_MAX_CONCURRENT_RPCS``), so 16 clients saturate it: excess calls must get
    ``RESOURCE_EXHAUSTED`` at once, never a timeout; so do the per-method limits
@@ -178,6 +179,7 @@ def client_worker(
     import grpc
 
     from covr_client._proto import service_pb2_grpc
+    from covr_client.errors import from_rpc_error
 
     latencies: dict[str, list[float]] = {k: [] for k in KINDS}
     codes: Counter[str] = Counter()
@@ -198,7 +200,9 @@ def client_worker(
             except grpc.RpcError as exc:
                 codes[exc.code().name] += 1
                 if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    time.sleep(REFUSED_BACKOFF_S)  # as a client with a retry policy would
+                    # as the SDK's retry policy would: at least the server's RetryInfo hint
+                    hint = from_rpc_error(exc).retry_after or 0.0
+                    time.sleep(max(REFUSED_BACKOFF_S, hint * (0.5 + random.random() / 2)))
     return {"latencies": latencies, "codes": dict(codes)}
 
 
