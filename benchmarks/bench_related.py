@@ -38,6 +38,11 @@ Per variant and round: a new lookup, ``warm()``, a *cold* pass over the ``--quer
 medians over all rounds; ``identical`` says whether both variants returned the same distractors.
 An untimed pass first fills the exclusivity model's per-process score cache (``prime_s``), so
 that neither variant pays for it.
+
+``--exclusivity`` times what a *new process* pays on its first lookups, when that score cache is
+empty: ``per_pair`` (a name's exclusive alternatives decided with one model call per vocabulary
+name: the old path, reachable only here) against ``batched`` (one ``m_batch`` call per name).
+Per variant and round: the score cache cleared, a new lookup, ``warm()``, one pass (seed 1).
 """
 
 from __future__ import annotations
@@ -352,6 +357,59 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
+    """First lookups of a process (empty model score cache): per-pair against batched scoring."""
+    work, settings, job, reuse = prepare(images, args)
+    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
+    queries = pick_queries(scenes, args.queries, args.seed, settings)
+    del scenes
+    gc.collect()
+    gc.freeze()
+    model = models.load_exclusivity_model(settings=settings)
+    variants = ("per_pair", "batched")
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    answers: dict[str, list[Any]] = {v: [] for v in variants}
+    out: dict[str, Any] = {"images": images, "queries": len(queries), "mode": "exclusivity"}
+    with open_store(settings) as store:
+        out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
+        for round_no in range(args.presence_rounds):
+            order = variants if round_no % 2 == 0 else variants[::-1]
+            for variant in order:
+                model.clear_cache()
+                lookup = build_lookup(store, settings, model=True)
+                if variant == "per_pair":
+                    # the lookup then decides each pair in _exclusive, one model call each
+                    lookup._score_all = lambda *a: None  # type: ignore[method-assign]
+                lookup.warm()
+                for g in queries:
+                    t0 = time.perf_counter()
+                    result = lookup.related(
+                        g, max_distance=2, per_signature=5, positives_limit=5, seed=1
+                    )
+                    times[variant].append(time.perf_counter() - t0)
+                    if round_no == 0:
+                        answers[variant].append(
+                            (
+                                result.positives,
+                                [
+                                    (d.image_id, d.signature, d.subgraph.key)
+                                    for d in result.distractors
+                                ],
+                            )
+                        )
+    for variant in variants:
+        for stat, value in _summary(times[variant]).items():
+            out[f"{variant}_first_{stat}"] = value
+        out[f"{variant}_first_total_s"] = round(sum(times[variant]) / args.presence_rounds, 1)
+    for stat in ("p50_ms", "mean_ms"):
+        out[f"ratio_first_{stat.split('_')[0]}"] = round(
+            out[f"per_pair_first_{stat}"] / out[f"batched_first_{stat}"], 2
+        )
+    out["identical"] = answers["per_pair"] == answers["batched"]
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[850, 8500, 85000])
@@ -386,12 +444,22 @@ def main() -> None:
         "--presence-rounds",
         type=int,
         default=2,
-        help="With --presence: rounds of both variants (the order alternates per round).",
+        help="With --presence or --exclusivity: rounds of both variants (order alternates).",
+    )
+    parser.add_argument(
+        "--exclusivity",
+        action="store_true",
+        help="Time a new process's first lookups: per-pair against batched exclusivity scoring.",
     )
     args = parser.parse_args()
     results = []
     for images in args.scales:
-        row = bench_presence(images, args) if args.presence else bench_scale(images, args)
+        if args.exclusivity:
+            row = bench_exclusivity(images, args)
+        elif args.presence:
+            row = bench_presence(images, args)
+        else:
+            row = bench_scale(images, args)
         print(json.dumps(row), flush=True)
         results.append(row)
     if args.json:

@@ -688,11 +688,29 @@ class RelatedLookup:
             self._m[key] = hit
         return hit
 
+    def _score_all(self, node_type: NodeType, x: str, names: Sequence[str]) -> None:
+        """Decide ``(x, n)`` for every name not decided yet with one ``m_batch`` call.
+
+        A name's alternatives cover the whole vocabulary (1,700 object names at 0.1x GQA): one
+        model call per pair was ~70 % of a new process's first lookups (profile, 8,500
+        images); a batch gives the same scores (checked bit for bit on that vocabulary) ~10x
+        faster. Decisions are what :meth:`_exclusive` would store.
+        """
+        todo = [n for n in names if n != x and (node_type, x, n) not in self._m]
+        if not todo:
+            return
+        scores = self.exclusivity.m_batch([(node_type, x, n) for n in todo])
+        if len(self._m) + len(todo) > 1_000_000:
+            self._m.clear()
+        for n, score in zip(todo, scores, strict=True):
+            self._m[(node_type, x, n)] = score > EXCLUSIVE_THRESHOLD
+
     def _alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(exclusive, non-exclusive) names of the vocabulary other than ``x``."""
         key = (node_type, x)
         if key not in self._lists:
             names = sorted(n for n in self._vocabulary(node_type, None) if n != x)
+            self._score_all(node_type, x, names)
             exclusive = tuple(n for n in names if self._exclusive(node_type, x, n))
             chosen = set(exclusive)
             others = tuple(n for n in names if n not in chosen)

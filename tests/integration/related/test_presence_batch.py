@@ -225,3 +225,26 @@ def test_cache_is_safe_under_concurrent_readers(store: GraphStore, settings: Set
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_batched_exclusivity_decisions_equal_per_pair_ones(
+    store: GraphStore, settings: Settings
+) -> None:
+    from covr.graph import name_stats
+
+    put(store, list(synthetic.generate(200, seed=4, split="val")))
+    model = models.load_exclusivity_model(settings=settings)
+    plain = settings.model_copy(update={"related_presence": False})
+    lookup = build_lookup(store, plain, model=True)
+    checked = 0
+    for kind in ("object", "attribute", "relation"):
+        vocab = sorted(name_stats.vocabulary(store, kind))
+        for x in vocab[:: max(1, len(vocab) // 4)]:
+            model.clear_cache()
+            exclusive, others = lookup._alternatives(kind, x)
+            model.clear_cache()  # the per-pair path scores every pair on its own again
+            one_by_one = tuple(n for n in vocab if n != x and model.m(kind, x, n) > 0.5)
+            assert exclusive == one_by_one, (kind, x)
+            assert set(others) == set(vocab) - {x} - set(exclusive)
+            checked += len(vocab)
+    assert checked > 500
