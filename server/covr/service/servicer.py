@@ -10,6 +10,7 @@ Streaming handlers check between pages whether the client is still there and sto
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 import grpc
 
 from covr.graph import catalog, name_stats
+from covr.graph.errors import GraphError
 from covr.graph.report import COUNT_FIELDS, store_stats
 from covr.graph.store import GraphStore
 from covr.models import ModelInputError
@@ -60,6 +62,8 @@ from covr_client._proto import (
 )
 from covr_loaders.readback import get_scene_graph
 from covr_loaders.writer import Batch, write_batch
+
+log = logging.getLogger("covr.service")
 
 MAX_IMPORT_PROBLEMS = 1000
 """Problems listed in an import response (all are counted)."""
@@ -125,7 +129,23 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         context: grpc.ServicerContext,
     ) -> store_pb2.ImportSceneGraphsResponse:
         with self.deadlines.scope(context, stop_reads=False):
-            return _Import(self, context).run(request_iterator)
+            response = _Import(self, context).run(request_iterator)
+        if response.written:
+            self._refresh_lookups()
+        return response
+
+    def _refresh_lookups(self) -> None:
+        """After an import through this server, drop the lookups' caches now (one generation
+        query each): a question call that starts by reading its source scene graph must not
+        get the graph from before the import. Lookups check the generation themselves at every
+        lookup, which also covers imports by other processes; a failed check here is only
+        logged, the import itself has succeeded."""
+        lookups = [x for x in (self.rooms.related, self.rooms.related_plain) if x is not None]
+        for lookup in {id(x): x for x in lookups}.values():
+            try:
+                lookup.refresh()
+            except GraphError as exc:
+                log.warning("lookup caches not refreshed after an import: %s", exc)
 
     def GetSceneGraph(
         self, request: store_pb2.GetSceneGraphRequest, context: grpc.ServicerContext

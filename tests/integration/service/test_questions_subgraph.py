@@ -324,3 +324,24 @@ def test_examples_travel_in_batches_of_the_page_size(
         request.count = 3
         capped = list(stub.GenerateQuestions(request, timeout=60))
         assert [len(m.examples) for m in capped] == [min(3, len(received))]
+
+
+def test_questions_after_a_reimport_use_the_new_scene_graph() -> None:
+    """An image replaced through ImportSceneGraphs: the next GenerateQuestions asks about the
+    new graph, not the one the server had cached (every object renamed to one new name)."""
+    import dataclasses
+
+    with running_server() as own, own.client() as c:
+        image_id = "gqa:2370799"
+        before = list(c.generate_questions(image_id=image_id, seed=1, count=50))
+        assert before
+        graph = c.get_scene_graph(image_id)
+        renamed = dataclasses.replace(
+            graph, objects=tuple(dataclasses.replace(o, name="zebra") for o in graph.objects)
+        )
+        assert c.import_scene_graphs([renamed]).written == 1
+        after = list(c.generate_questions(image_id=image_id, seed=1, count=50))
+        assert after
+        for example in after:
+            g = DomainSubgraph.from_key(example.subgraphs["g"])
+            assert {o.name for o in g.objects} == {"zebra"}, example.subgraphs
