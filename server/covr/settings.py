@@ -153,6 +153,12 @@ class Settings(BaseSettings):
     model_threads: int = Field(
         default=1, ge=1, le=64, description="onnxruntime intra-op threads per model session."
     )
+    model_cache_pairs: int = Field(
+        default=500_000,
+        ge=1000,
+        description="Exclusivity scores kept per process (~200 bytes each); the oldest are "
+        "dropped beyond this, so a long-running service's memory stays bounded.",
+    )
 
     # --- gRPC service (covr serve; docs/service.md) ---
     service_host: str = Field(

@@ -87,7 +87,10 @@ def load_exclusivity_model(
         model = _LOADED.get(("exclusivity", path))
         if model is None:
             model = OnnxExclusivity(
-                path, wordnet=open_configured_wordnet(settings), threads=settings.model_threads
+                path,
+                wordnet=open_configured_wordnet(settings),
+                threads=settings.model_threads,
+                max_pairs=settings.model_cache_pairs,
             )
             _LOADED[("exclusivity", path)] = model
     assert isinstance(model, OnnxExclusivity)

@@ -9,6 +9,7 @@ the protocol requires; ``relmod`` pairs use the relation head.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,12 +39,15 @@ _KIND: dict[str, ModelType] = {t: model_type(t) for t in NODE_TYPES}
 class OnnxExclusivity:
     """Mutual-exclusivity scores from the ONNX head plus cached per-term features."""
 
-    def __init__(self, path: Path, *, wordnet: Any, threads: int = 1) -> None:
+    def __init__(
+        self, path: Path, *, wordnet: Any, threads: int = 1, max_pairs: int = 500_000
+    ) -> None:
         self.path = path
         self._wordnet = wordnet
         self._threads = threads
         self._lock = threading.Lock()
         self._cache: dict[tuple[ModelType, str, str], float] = {}
+        self._max_pairs = max_pairs
         self._load()
 
     def _load(self) -> None:
@@ -111,11 +115,24 @@ class OnnxExclusivity:
             for start in range(0, len(todo), CHUNK):
                 part = todo[start : start + CHUNK]
                 probs = self.predict_rows(self._featurizer.rows(part))
-                for key, p in zip(part, probs.tolist(), strict=True):
-                    cache[key] = p
-                    for i in missing[key]:
-                        values[i] = p
+                with self._lock:
+                    for key, p in zip(part, probs.tolist(), strict=True):
+                        cache[key] = p
+                        for i in missing[key]:
+                            values[i] = p
+                    if len(cache) > self._max_pairs:
+                        self._evict_oldest()
         return np.asarray(values, dtype=np.float32)
+
+    def _evict_oldest(self) -> None:
+        """Drop the oldest tenth of the scores (dicts keep insertion order). The lookup scores a
+        name against its whole vocabulary, so without a bound the cache grows towards
+        vocabulary² entries in a long-running service (measured: +200 MB of server RSS over the
+        question phases of ``bench_service.py`` at 8,500 images). The caller holds the lock."""
+        cache = self._cache
+        surplus = len(cache) - self._max_pairs + self._max_pairs // 10
+        for key in list(itertools.islice(cache, max(0, surplus))):
+            del cache[key]
 
     @staticmethod
     def _key(i: int, triple: Any) -> tuple[ModelType, str, str]:

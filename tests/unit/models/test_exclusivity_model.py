@@ -25,6 +25,7 @@ from covr.models.exclusivity_train import (
 from covr.models.gold import load_gold
 from covr.models.onnx_io import OPSET
 from covr.models.terms import ModelType
+from covr.scene.edits import NodeType
 
 
 def test_metadata_is_complete_and_readable(exclusivity: OnnxExclusivity) -> None:
@@ -193,6 +194,34 @@ def test_cache_is_dropped_when_the_model_version_changes(
         abs=1e-6,
     )
     assert after != before
+
+
+def test_the_score_cache_is_bounded_and_keeps_the_newest(
+    exclusivity_path: Path, wordnet: Any
+) -> None:
+    """A long-running service scores ever more pairs: beyond ``max_pairs`` the oldest tenth is
+    dropped, and dropped pairs score the same when asked again."""
+    model = OnnxExclusivity(exclusivity_path, wordnet=wordnet, max_pairs=1000)
+    names = [f"thing{i}" for i in range(60)]
+    pairs: list[tuple[NodeType, str, str]] = [
+        ("object", x, y) for x in names for y in names if x != y
+    ]  # 3,540 pairs
+    first = model.m_batch(pairs)
+    assert 900 <= model.cache_size <= 1000
+    newest = pairs[-100:]
+    assert model.m_batch(newest) == first[-100:]  # still cached: no new entries
+    size = model.cache_size
+    assert model.m_batch(newest) == first[-100:]
+    assert model.cache_size == size
+    assert model.m_batch(pairs[:5]) == pytest.approx(first[:5], abs=1e-6)  # recomputed
+
+
+def test_the_cache_bound_comes_from_settings() -> None:
+    from covr.settings import Settings
+
+    assert Settings(_env_file=None).model_cache_pairs == 500_000  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="model_cache_pairs"):
+        Settings(_env_file=None, model_cache_pairs=10)  # type: ignore[call-arg]
 
 
 def test_not_an_exclusivity_model_is_refused(presence_path: Path, wordnet: Any) -> None:
