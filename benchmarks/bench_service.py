@@ -26,7 +26,8 @@ Measured:
    (``COVR_SERVICE_MAX_GENERATIONS`` / ``COVR_SERVICE_MAX_LOOKUPS``, left at their defaults of
    one / two calls per core). Each phase uses fresh seeds, so result caches
    of one phase do not serve the next.
-3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max.
+3. **Server RSS** sampled every 0.5 s from ``/proc``: at the start and end of each phase and the max;
+   ``--soak SECONDS`` adds a mixed related + question phase (4 clients) with RSS per quarter.
 
 Run: ``.venv/bin/python benchmarks/bench_service.py [--images 8500] [--duration 60]
 [--clients 1 4 16] [--rpcs related questions scene_graph] [--pool 400] [--max-concurrent 8] [--json PATH]``
@@ -322,6 +323,22 @@ def median_ci95_ms(values: list[float], resamples: int = 2000) -> list[float]:
     return [medians[int(0.025 * resamples)] * 1000, medians[int(0.975 * resamples)] * 1000]
 
 
+def soak(target: str, pool: list[dict[str, Any]], args: Any, sampler: Any) -> dict[str, Any]:
+    """``--soak`` seconds of mixed related-image and question load (4 clients, fresh seeds on
+    every pass), with the server's RSS per quarter: stable means the last quarters stop growing
+    (the caches have reached their bounds)."""
+    mixed = [r for r in pool if r["rpc"] in ("related", "questions")]
+    t0 = time.monotonic()
+    phase = load_phase(target, mixed, 4, args.soak, seed_offset=900_000_011)
+    end = time.monotonic()
+    quarter = (end - t0) / 4
+    phase["rss_quarters"] = [
+        sampler.window(t0 + q * quarter, t0 + (q + 1) * quarter) for q in range(4)
+    ]
+    print(json.dumps({"soak": phase}), flush=True)
+    return phase
+
+
 def _ci(bounds: list[float]) -> str:
     return f"{bounds[0]:.2f} .. {bounds[1]:.2f} ms"
 
@@ -367,6 +384,12 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=8500)
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--overhead-seconds", type=float, default=None)
+    parser.add_argument(
+        "--soak",
+        type=float,
+        default=0.0,
+        help="seconds of mixed related + question load after the phases (RSS per quarter)",
+    )
     parser.add_argument(
         "--warm-repeats",
         type=int,
@@ -467,6 +490,8 @@ def main() -> int:
                     phases.append(phase)
                     print(json.dumps(phase), flush=True)
             report["phases"] = phases
+            if args.soak:
+                report["soak"] = soak(target, pool, args, sampler)
             sampler.stop.set()
             report["rss_over_run_mb"] = [
                 round(mb, 1) for _, mb in sampler.samples[:: max(1, len(sampler.samples) // 20)]
