@@ -131,6 +131,28 @@ def prepare(images: int, args: argparse.Namespace) -> tuple[Path, Settings, Any,
     return work, settings, gqa_job([path], "train", settings), reuse
 
 
+def prepare_queries(
+    images: int, args: argparse.Namespace
+) -> tuple[Path, Settings, Any, bool, list[Subgraph]]:
+    """:func:`prepare` plus the queries, for modes that need no scene graphs in memory (they
+    are dropped and the survivors frozen, so no collection lands inside a timed lookup)."""
+    work, settings, job, reuse = prepare(images, args)
+    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
+    queries = pick_queries(scenes, args.queries, args.seed, settings)
+    del scenes
+    gc.collect()
+    gc.freeze()
+    return work, settings, job, reuse, queries
+
+
+def _answer(result: Any) -> tuple[Any, list[tuple[str, str, str]]]:
+    """What two variants of a lookup must agree on: positives and distractors."""
+    return (
+        result.positives,
+        [(d.image_id, d.signature, d.subgraph.key) for d in result.distractors],
+    )
+
+
 def load_or_reuse(
     store: GraphStore, work: Path, job: Any, reuse: bool, settings: Settings
 ) -> float:
@@ -253,12 +275,7 @@ def _summary(times: list[float]) -> dict[str, float]:
 
 def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
     """Lookups with the model presence filter: per-image scene reads against batched ones."""
-    work, settings, job, reuse = prepare(images, args)
-    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
-    queries = pick_queries(scenes, args.queries, args.seed, settings)
-    del scenes
-    gc.collect()
-    gc.freeze()
+    work, settings, job, reuse, queries = prepare_queries(images, args)
     presence = models.load_presence_model(settings=settings)
     thresholds = parse_thresholds(settings.related_presence_thresholds)
     variants = ("per_image", "batched")
@@ -312,15 +329,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
                         )
                         times[variant][label].append(time.perf_counter() - t0)
                         if round_no == 0:
-                            answers[variant].append(
-                                (
-                                    result.positives,
-                                    [
-                                        (d.image_id, d.signature, d.subgraph.key)
-                                        for d in result.distractors
-                                    ],
-                                )
-                            )
+                            answers[variant].append(_answer(result))
                 reads[variant] += counts - before
                 for name, secs in spent.items():
                     read_s[variant][name] = (
@@ -359,12 +368,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
     """First lookups of a process (empty model score cache): per-pair against batched scoring."""
-    work, settings, job, reuse = prepare(images, args)
-    scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
-    queries = pick_queries(scenes, args.queries, args.seed, settings)
-    del scenes
-    gc.collect()
-    gc.freeze()
+    work, settings, job, reuse, queries = prepare_queries(images, args)
     model = models.load_exclusivity_model(settings=settings)
     variants = ("per_pair", "batched")
     times: dict[str, list[float]] = {v: [] for v in variants}
@@ -388,15 +392,7 @@ def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
                     )
                     times[variant].append(time.perf_counter() - t0)
                     if round_no == 0:
-                        answers[variant].append(
-                            (
-                                result.positives,
-                                [
-                                    (d.image_id, d.signature, d.subgraph.key)
-                                    for d in result.distractors
-                                ],
-                            )
-                        )
+                        answers[variant].append(_answer(result))
     for variant in variants:
         for stat, value in _summary(times[variant]).items():
             out[f"{variant}_first_{stat}"] = value

@@ -755,6 +755,17 @@ def _fill(
 _WORKER: tuple[RelatedProvider, GenerationOptions] | None = None
 
 
+def _generator(
+    provider: RelatedProvider, options: GenerationOptions, attribute_types: AttributeTypes | None
+) -> _ImageGenerator:
+    return _ImageGenerator(
+        provider,
+        options,
+        select_templates(options.templates),
+        attribute_types or default_attribute_types(),
+    )
+
+
 def generate_for_image(
     provider: RelatedProvider,
     options: GenerationOptions,
@@ -774,11 +785,7 @@ def iter_for_image(
     """:func:`generate_for_image` one example at a time, in the same order: a caller that sends
     examples on (the gRPC stream) overlaps its work with the lookups of later subgraphs, and one
     that wants only the first ``n`` stops the generation there."""
-    templates = select_templates(options.templates)
-    gen = _ImageGenerator(
-        provider, options, templates, attribute_types or default_attribute_types()
-    )
-    return gen.run(image_id)
+    return _generator(provider, options, attribute_types).run(image_id)
 
 
 def choose_source_image(positives: Sequence[str], g: Subgraph, seed: int) -> str:
@@ -812,11 +819,7 @@ def iter_for_subgraph(
     attribute_types: AttributeTypes | None = None,
 ) -> Iterator[Example]:
     """:func:`generate_for_subgraph` one example at a time (see :func:`iter_for_image`)."""
-    templates = select_templates(options.templates)
-    gen = _ImageGenerator(
-        provider, options, templates, attribute_types or default_attribute_types()
-    )
-    return gen.run_subgraph(image_id, g)
+    return _generator(provider, options, attribute_types).run_subgraph(image_id, g)
 
 
 def _work(image_id: str) -> list[Example]:

@@ -14,6 +14,7 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
@@ -436,8 +437,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                     examples = iter_for_image(provider, options, scene.image_id)
                     # Only an empty result needs telling "no subgraph to ask about" apart: the
                     # check enumerates the image's subgraphs, which the engine has just done.
-                    image_ids = [scene.image_id]
-                    on_empty = lambda: check_images(provider, options, image_ids)  # noqa: E731
+                    on_empty = partial(check_images, provider, options, [scene.image_id])
             yield from stream_examples(
                 examples,
                 count=count,
