@@ -10,6 +10,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NODE_STAMP := tools/cypher-lint/node_modules/.installed
+NEO4J_STAMP := server/neo4j-launcher/target/.built
+# `make run` builds the managed Neo4j only when it is the chosen store.
+RUN_DEPS := $(PY_STAMP) $(if $(filter neo4j,$(COVR_GRAPH_BACKEND)),$(NEO4J_STAMP))
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
@@ -17,7 +20,7 @@ PYTEST_ARGS ?=
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-setup: $(PY_STAMP) $(NODE_STAMP) ## install Python, Debian and npm dependencies (once)
+setup: $(PY_STAMP) $(NODE_STAMP) $(NEO4J_STAMP) ## install Python, Debian, npm and Maven dependencies (once)
 
 $(PY_STAMP): pyproject.toml clients/python/pyproject.toml scripts/setup-system.sh
 	bash scripts/setup-system.sh
@@ -32,7 +35,12 @@ $(NODE_STAMP): tools/cypher-lint/package.json tools/cypher-lint/package-lock.jso
 	npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error
 	touch $@
 
-run: setup ## the main job on the embedded default: start store, schema, sample data, print stats
+$(NEO4J_STAMP): server/neo4j-launcher/pom.xml server/neo4j-launcher/src/main/java/covr/neo4j/Launcher.java scripts/build-neo4j.sh scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	bash scripts/build-neo4j.sh
+	touch $@
+
+run: $(RUN_DEPS) ## the main job on the embedded default: start store, schema, sample data, print stats
 	$(BIN)/covr quickstart
 
 test: setup lint typecheck ## everything CI checks: ruff, mypy, unit + integration (+ e2e with Neo4j)
@@ -69,4 +77,4 @@ proto: setup ## regenerate the gRPC stubs of proto/covr/v1 into clients/python/c
 	$(BIN)/python scripts/gen_proto.py
 
 clean: ## remove the virtual environment and node modules (not your data)
-	rm -rf $(VENV) tools/cypher-lint/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) tools/cypher-lint/node_modules server/neo4j-launcher/target .mypy_cache .ruff_cache .pytest_cache

@@ -48,11 +48,22 @@ def parse_thresholds(text: str) -> dict[str, float]:
 
 
 class Backend(StrEnum):
-    """Which graph store a URI selects."""
+    """Which graph store the settings select (``COVR_GRAPH_URI`` and ``COVR_GRAPH_BACKEND``)."""
 
-    EMBEDDED = "embedded"
-    FALKORDB = "falkordb"
-    NEO4J = "neo4j"
+    EMBEDDED = "embedded"  # FalkorDB started by the project
+    FALKORDB = "falkordb"  # an external FalkorDB server
+    NEO4J = "neo4j"  # an external Neo4j
+    MANAGED_NEO4J = "managed-neo4j"  # Neo4j Community started by the project
+
+    @property
+    def dialect(self) -> str:
+        """The engine behind it ("falkordb" or "neo4j"): what decides statement variants."""
+        return "neo4j" if self in (Backend.NEO4J, Backend.MANAGED_NEO4J) else "falkordb"
+
+    @property
+    def managed(self) -> bool:
+        """Whether the project starts and stops this store itself (``covr db start``)."""
+        return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
 
 
 class Settings(BaseSettings):
@@ -66,6 +77,12 @@ class Settings(BaseSettings):
         default="",
         description="bolt:// or neo4j:// → Neo4j; falkor://host:port → external FalkorDB; "
         "empty → the embedded FalkorDB server started by the service itself.",
+    )
+    graph_backend: Literal["falkordb", "neo4j"] = Field(
+        default="falkordb",
+        description="Which server the project starts itself when COVR_GRAPH_URI is empty: "
+        "'falkordb' (the light embedded default) or 'neo4j' (Neo4j Community built by `make "
+        "setup`; needs Java 17+). A URI always wins over this choice.",
     )
     graph_user: str = Field(default="neo4j", description="Neo4j user name.")
     graph_password: SecretStr | None = Field(
@@ -109,6 +126,35 @@ class Settings(BaseSettings):
     )
     index_wait_s: float = Field(
         default=120.0, gt=0, description="How long schema application waits for indexes."
+    )
+
+    # --- managed Neo4j (COVR_GRAPH_BACKEND=neo4j; docs/graph-store.md) ---
+    neo4j_bolt_port: int = Field(
+        default=7687,
+        ge=0,
+        le=65535,
+        description="Managed Neo4j: Bolt port on 127.0.0.1 (0: a free port at every start).",
+    )
+    neo4j_heap: str = Field(
+        default="1g",
+        pattern=r"^[1-9][0-9]*[kmg]$",
+        description="Managed Neo4j: JVM heap (-Xms/-Xmx), e.g. 512m, 2g.",
+    )
+    neo4j_pagecache: str = Field(
+        default="1g",
+        pattern=r"^[1-9][0-9]*[kmg]$",
+        description="Managed Neo4j: page cache size (the store files held in memory); 1g holds "
+        "1x GQA (85k images).",
+    )
+    neo4j_java: str = Field(
+        default="",
+        description="Managed Neo4j: the java executable (empty: $JAVA_HOME/bin/java, else java "
+        "on PATH).",
+    )
+    neo4j_launcher_dir: Path | None = Field(
+        default=None,
+        description="Managed Neo4j: the built launcher module (empty: server/neo4j-launcher of "
+        "this checkout).",
     )
 
     # --- loaders ---
@@ -415,7 +461,7 @@ class Settings(BaseSettings):
     def backend(self) -> Backend:
         """The store this configuration selects."""
         if not self.graph_uri:
-            return Backend.EMBEDDED
+            return Backend.MANAGED_NEO4J if self.graph_backend == "neo4j" else Backend.EMBEDDED
         scheme = urlsplit(self.graph_uri).scheme.lower()
         if scheme.startswith("falkor"):
             return Backend.FALKORDB

@@ -1,12 +1,17 @@
-"""Fixtures that run tests against a real embedded FalkorDB server.
+"""Fixtures that run tests against real graph servers: the embedded FalkorDB and the managed Neo4j.
 
-One server per test session (starting one takes ~0.2 s, but tests add up); each test that asks for
-``store`` gets an empty graph with the schema applied. Tests that need a server of their own (kill,
-lock, restart) build it from ``fresh_settings``.
+Every test that asks for ``store``, ``session_store`` or ``settings`` runs once per backend
+(``[falkordb]`` and ``[neo4j]`` in its id): one server of each per test session (the embedded
+FalkorDB starts in ~0.2 s, the managed Neo4j in ~12 s, so pytest groups the tests by backend and
+starts each once). ``COVR_TEST_BACKENDS=falkordb`` narrows a local run to one backend; CI runs
+both, and a Neo4j that cannot start fails the run instead of skipping it.
+
+Tests that need a server of their own (kill, lock, restart) build it from ``fresh_settings``.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,17 +21,40 @@ import pytest
 from covr.graph import GraphStore, open_store
 from covr.settings import Settings
 
+BACKENDS = ("falkordb", "neo4j")
+TEST_BACKENDS = tuple(
+    b.strip() for b in os.environ.get("COVR_TEST_BACKENDS", ",".join(BACKENDS)).split(",") if b
+)
+# A test server needs little: half a GiB of heap and a small page cache keep the machine free.
+NEO4J_TEST_MEMORY: dict[str, Any] = {
+    "neo4j_bolt_port": 0,
+    "neo4j_heap": "768m",
+    "neo4j_pagecache": "256m",
+}
 
-def make_settings(data_dir: Path, **overrides: object) -> Settings:
-    """Settings for a test: an isolated data directory and no .env file."""
-    values: dict[str, Any] = {"data_dir": data_dir, "graph_uri": "", **overrides}
+
+def make_settings(data_dir: Path, backend: str = "falkordb", **overrides: object) -> Settings:
+    """Settings for a test: an isolated data directory, no .env file, the given backend."""
+    values: dict[str, Any] = {"data_dir": data_dir, "graph_uri": "", "graph_backend": backend}
+    if backend == "neo4j":
+        values.update(NEO4J_TEST_MEMORY)
+    values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
+@pytest.fixture(scope="session", params=TEST_BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The graph backend of this run of the test ("falkordb" or "neo4j")."""
+    name = str(request.param)
+    if name not in BACKENDS:
+        raise pytest.UsageError(f"COVR_TEST_BACKENDS: unknown backend {name!r}")
+    return name
+
+
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """The settings of the session's shared embedded server."""
-    return make_settings(tmp_path_factory.mktemp("covr"))
+def settings(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The settings of the session's shared server of this backend."""
+    return make_settings(tmp_path_factory.mktemp(f"covr-{backend}"), backend)
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +65,7 @@ def session_store(settings: Settings) -> Iterator[GraphStore]:
 
 @pytest.fixture
 def store(session_store: GraphStore) -> GraphStore:
-    """An empty graph with the schema applied, on the shared embedded server."""
+    """An empty graph with the schema applied, on the session's server of this backend."""
     session_store.clear()
     session_store.apply_schema()
     return session_store
@@ -45,5 +73,5 @@ def store(session_store: GraphStore) -> GraphStore:
 
 @pytest.fixture
 def fresh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """Settings for a server of the test's own (a new data directory)."""
+    """Settings for an embedded FalkorDB of the test's own (a new data directory)."""
     return make_settings(tmp_path_factory.mktemp("own"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +23,22 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``error: message`` to stderr and exit."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+BACKEND_HELP = (
+    "Which server the project starts itself: falkordb (embedded, the default) or neo4j "
+    "(managed Neo4j Community); same as COVR_GRAPH_BACKEND."
+)
+
+
+def choose_backend(backend: str | None) -> None:
+    """Make a ``--backend`` option win over ``COVR_GRAPH_BACKEND`` for this process."""
+    if backend is None:
+        return
+    if backend not in ("falkordb", "neo4j"):
+        fail(f"--backend: expected falkordb or neo4j, got {backend!r}", EXIT_BAD_INPUT)
+    os.environ["COVR_GRAPH_BACKEND"] = backend
+    get_settings.cache_clear()
 
 
 def load_settings() -> Settings:

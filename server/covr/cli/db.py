@@ -1,4 +1,4 @@
-"""``covr db ...``: the embedded server's life cycle and what the store holds."""
+"""``covr db ...``: the life cycle of the server the project manages, and what the store holds."""
 
 from __future__ import annotations
 
@@ -8,59 +8,81 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from covr.cli.common import fail, load_settings, print_json, store_session
-from covr.graph import GraphError
+from covr.cli.common import (
+    BACKEND_HELP,
+    choose_backend,
+    fail,
+    load_settings,
+    print_json,
+    store_session,
+)
+from covr.graph import GraphError, open_store
 from covr.graph.embedded import EmbeddedServer
+from covr.graph.managed import ManagedServer
+from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.report import COUNT_FIELDS, store_stats
 from covr.settings import Backend
 
 app = typer.Typer(help="Start, stop, inspect and reset the graph store.", no_args_is_help=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+BackendOption = Annotated[
+    str | None, typer.Option("--backend", metavar="falkordb|neo4j", help=BACKEND_HELP)
+]
 
 
-def _embedded_only(action: str) -> EmbeddedServer:
+def _managed_server(action: str, backend: str | None) -> ManagedServer:
+    """The server the project manages for these settings (embedded FalkorDB or Neo4j)."""
+    choose_backend(backend)
     settings = load_settings()
-    if settings.backend is not Backend.EMBEDDED:
-        fail(
-            f"`covr db {action}` manages the embedded server only; COVR_GRAPH_URI points at "
-            f"{settings.graph_uri}, which is managed outside this project",
-            2,
-        )
-    return EmbeddedServer(settings)
+    if settings.backend is Backend.MANAGED_NEO4J:
+        return ManagedNeo4j(settings)
+    if settings.backend is Backend.EMBEDDED:
+        return EmbeddedServer(settings)
+    fail(
+        f"`covr db {action}` manages the project's own servers (embedded FalkorDB, managed "
+        f"Neo4j) only; COVR_GRAPH_URI points at {settings.graph_uri}, which is managed outside "
+        "this project",
+        2,
+    )
+    raise AssertionError("unreachable")  # fail() exits
 
 
 @app.command()
-def start() -> None:
-    """Start the embedded server in the background so several commands share it.
+def start(backend: BackendOption = None) -> None:
+    """Start the store's server in the background so several commands share it.
 
     Without it, every command starts a private server for its own lifetime. The server keeps
-    running until `covr db stop`; it listens on a Unix socket in COVR_DATA_DIR only.
+    running until `covr db stop`. The embedded FalkorDB listens on a Unix socket in
+    COVR_DATA_DIR only; the managed Neo4j on 127.0.0.1 (Bolt, password in COVR_DATA_DIR/neo4j).
+    The schema (constraints and indexes, online) is applied before this returns.
     """
-    server = _embedded_only("start")
+    server = _managed_server("start", backend)
     try:
         state = server.start_detached()
+        with open_store(load_settings()) as store:
+            store.apply_schema()
     except GraphError as exc:
         fail(str(exc))
-    typer.echo(f"embedded FalkorDB running (pid {state.pid}) on {state.socket}")
+    typer.echo(f"{server.label} running (pid {state.pid}) on {state.socket}; schema applied")
 
 
 @app.command()
-def stop() -> None:
-    """Stop the embedded server after writing a snapshot."""
-    server = _embedded_only("stop")
+def stop(backend: BackendOption = None) -> None:
+    """Stop the store's server (the embedded FalkorDB writes a snapshot first)."""
+    server = _managed_server("stop", backend)
     try:
         was_running = server.stop()
     except GraphError as exc:
         fail(str(exc))
-    typer.echo("stopped (snapshot written)" if was_running else "not running")
+    typer.echo("stopped (data persisted)" if was_running else "not running")
 
 
 @app.command()
-def status(as_json: JsonOption = False) -> None:
-    """Whether the embedded server runs, where, and who owns it."""
-    server = _embedded_only("status")
-    info = server.status()
+def status(as_json: JsonOption = False, backend: BackendOption = None) -> None:
+    """Whether the store's server runs, where, and who owns it."""
+    server = _managed_server("status", backend)
+    info = {"backend": str(load_settings().backend), **server.status()}
     if as_json:
         print_json(info)
         return
@@ -71,8 +93,10 @@ def status(as_json: JsonOption = False) -> None:
 @app.command()
 def reset(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    backend: BackendOption = None,
 ) -> None:
     """Delete every node of the service's graph and apply the schema again."""
+    choose_backend(backend)
     if not yes:
         typer.confirm("Delete every scene graph in the store?", abort=True)
     with store_session() as store:

@@ -10,7 +10,15 @@ from covr.cli import data, db, serve, splits
 from covr.cli import models as models_cli
 from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
+from covr.cli.common import (
+    BACKEND_HELP,
+    EXIT_BAD_INPUT,
+    choose_backend,
+    fail,
+    load_settings,
+    print_json,
+    store_session,
+)
 from covr.graph.report import doctor_report, store_stats
 
 app = typer.Typer(
@@ -31,6 +39,16 @@ app.command()(splits.properties)
 app.command()(splits.easiness)
 app.command()(splits.evaluate)
 questions_cli.register(app)
+
+
+@app.callback()
+def main(
+    backend: str | None = typer.Option(
+        None, "--backend", metavar="falkordb|neo4j", help=BACKEND_HELP
+    ),
+) -> None:
+    """COVR graph service: scene graphs in a graph database, distractors, questions, splits."""
+    choose_backend(backend)
 
 
 @app.command()

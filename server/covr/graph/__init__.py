@@ -40,11 +40,17 @@ __all__ = [
 
 
 def open_store(settings: Settings) -> GraphStore:
-    """The store ``COVR_GRAPH_URI`` selects; the embedded server is started when needed."""
+    """The store the settings select; a managed server (embedded FalkorDB or Neo4j) is started
+    when needed."""
     if settings.backend is Backend.NEO4J:
         from covr.graph.neo4j_backend import Neo4jStore
 
         return Neo4jStore(settings)
+    if settings.backend is Backend.MANAGED_NEO4J:
+        from covr.graph.neo4j_backend import Neo4jStore
+        from covr.graph.neo4j_server import ManagedNeo4j
+
+        return Neo4jStore(settings, server=ManagedNeo4j(settings))
     from covr.graph.falkor import FalkorStore
 
     if settings.backend is Backend.FALKORDB:

@@ -1,8 +1,15 @@
-"""Neo4j 5 backend over the official driver (production store)."""
+"""Neo4j 5 backend over the official driver (production store, external or managed).
+
+Every call is one managed transaction (``execute_query``): a statement applies whole or not at all,
+and a read's timeout travels with the transaction so the server stops it (``Query(timeout=...)``).
+With the managed server, a lost connection restarts it (as the embedded FalkorDB is restarted)
+and the statement is retried once; every write of the service is idempotent, so that is safe.
+"""
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 import time
@@ -21,6 +28,7 @@ from neo4j.exceptions import (
 
 from covr.graph import catalog
 from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
+from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.store import (
     SCHEMA_VERSION,
     GraphStore,
@@ -35,29 +43,47 @@ from covr.graph.store import (
 from covr.settings import Backend, Settings
 
 _DRIVERS: dict[tuple[int, str, str], neo4j.Driver] = {}
+# The driver logs its own retries as warnings; the graph room reports failures as exceptions, so
+# without a handler of the application's those lines would land on stderr (Python's last resort).
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 _DRIVERS_LOCK = threading.Lock()
 
 
-def shared_driver(settings: Settings) -> neo4j.Driver:
+# How long execute_query retries a lost connection before the managed server is restarted.
+MANAGED_RETRY_S = 3.0
+
+
+def shared_driver(
+    settings: Settings, uri: str, auth: tuple[str, str], *, retry_s: float = 30.0
+) -> neo4j.Driver:
     """One driver per process and server (the driver pools connections itself).
 
     Keyed by process id too: a driver inherited across ``fork`` holds defunct connections, so a
     child process gets its own.
     """
-    key = (os.getpid(), settings.graph_uri, settings.graph_user)
+    key = (os.getpid(), uri, auth[0])
     with _DRIVERS_LOCK:
         driver = _DRIVERS.get(key)
         if driver is None:
-            password = settings.graph_password.get_secret_value() if settings.graph_password else ""
             driver = GraphDatabase.driver(
-                settings.graph_uri,
-                auth=(settings.graph_user, password),
+                uri,
+                auth=auth,
                 connection_timeout=settings.connect_timeout_s,
+                max_transaction_retry_time=retry_s,
             )
             _DRIVERS[key] = driver
             if len(_DRIVERS) == 1:
                 atexit.register(close_drivers)
         return driver
+
+
+def drop_driver(uri: str, user: str) -> None:
+    """Close this process's driver for one server (before that server is stopped: Neo4j waits
+    for open Bolt connections while it shuts down)."""
+    with _DRIVERS_LOCK:
+        driver = _DRIVERS.pop((os.getpid(), uri, user), None)
+    if driver is not None:
+        driver.close()
 
 
 def close_drivers() -> None:
@@ -85,13 +111,24 @@ def plain(value: Any) -> Any:
 class Neo4jStore(GraphStore):
     """One driver per process; every call is a managed transaction with a server-side timeout."""
 
-    backend = Backend.NEO4J
-
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, server: ManagedNeo4j | None = None) -> None:
         self.settings = settings
-        self.location = settings.graph_uri
-        self._driver = shared_driver(settings)
+        self.server = server
         self._database = settings.graph_database
+        if server is not None:
+            server.open()
+            self.backend = Backend.MANAGED_NEO4J
+            self._auth = server.credentials()
+        else:
+            self.backend = Backend.NEO4J
+            password = settings.graph_password.get_secret_value() if settings.graph_password else ""
+            self._auth = (settings.graph_user, password)
+        self._connect()
+
+    def _connect(self) -> None:
+        self.location = self.server.uri if self.server is not None else self.settings.graph_uri
+        retry = MANAGED_RETRY_S if self.server is not None else 30.0
+        self._driver = shared_driver(self.settings, self.location, self._auth, retry_s=retry)
 
     def _run(
         self,
@@ -101,6 +138,23 @@ class Neo4jStore(GraphStore):
         routing: RoutingControl,
     ) -> tuple[list[Row], WriteSummary]:
         statement = as_statement(query)
+        for attempt in (1, 2):
+            try:
+                return self._execute(statement, params, timeout, routing)
+            except StoreUnavailable:
+                if self.server is None or attempt == 2:
+                    raise
+                self.server.ensure_running()
+                self._connect()
+        raise AssertionError("unreachable")
+
+    def _execute(
+        self,
+        statement: catalog.Statement,
+        params: Params | None,
+        timeout: float | None,
+        routing: RoutingControl,
+    ) -> tuple[list[Row], WriteSummary]:
         started = time.perf_counter()
         try:
             records, summary, _ = self._driver.execute_query(
@@ -175,7 +229,13 @@ class Neo4jStore(GraphStore):
                 location=self.location,
                 server_version=info.agent,
                 latency_ms=latency,
-                details={"database": self._database, "protocol": str(info.protocol_version)},
+                details={
+                    "database": self._database,
+                    "protocol": str(info.protocol_version),
+                    "neo4j_version": info.agent.partition("/")[2],
+                    **(self.server.status() if self.server is not None else {}),
+                    **({"restarts": self.server.restarts} if self.server is not None else {}),
+                },
             )
         except Exception as exc:  # health never raises: it reports
             return Health(ok=False, backend=self.backend, location=self.location, error=str(exc))
@@ -191,4 +251,10 @@ class Neo4jStore(GraphStore):
                 return
 
     def close(self) -> None:
-        """The driver is shared by the process and closed at exit (``close_drivers``)."""
+        """The driver is shared by the process and closed at exit (``close_drivers``); an owned
+        managed server is stopped."""
+        if self.server is None:
+            return
+        if self.server.owned:
+            drop_driver(self.location, self._auth[0])
+        self.server.close()

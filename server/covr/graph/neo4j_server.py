@@ -1,0 +1,237 @@
+"""Starts, watches and stops the managed Neo4j Community server (``COVR_GRAPH_BACKEND=neo4j``).
+
+The server is Neo4j Community (the version pinned in ``server/neo4j-launcher/pom.xml``) run by a
+one-class launcher that the project's setup builds with Maven. It listens for Bolt on 127.0.0.1
+only, HTTP is off, authentication is on with a password generated at first start and kept in a
+0600 file; its database, transaction logs and logs live under ``COVR_DATA_DIR/neo4j``. Ownership
+(owned or detached by ``covr db start``), restarts and stops are those of every managed server
+(``managed.py``).
+
+Neo4j commits are durable (its transaction log is forced at commit), so unlike the embedded
+FalkorDB there is no snapshot to take before a stop; SIGTERM runs Neo4j's own shutdown, which
+checkpoints the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+from pathlib import Path
+from typing import IO, Any
+
+from covr.graph.errors import StoreUnavailable
+from covr.graph.managed import ManagedServer
+from covr.settings import Settings
+
+SERVER_DIR = "neo4j"
+PASSWORD_NAME = "password"  # noqa: S105 — a file name, not a password
+CONFIG_NAME = "neo4j.conf"
+LAUNCHER_LOG = "launcher.log"
+LAUNCHER_CLASS = "covr.neo4j.Launcher"
+JAR_NAME = "covr-neo4j-launcher.jar"
+CLASSPATH_NAME = "classpath.txt"
+USER = "neo4j"
+
+INSTALL_HINT = (
+    "the managed Neo4j needs Java 17+ and the launcher built by Maven: install them "
+    "(Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven) and run `make setup`, or set "
+    "COVR_GRAPH_URI=bolt://... for a Neo4j of your own"
+)
+
+# Reflection the page cache and the network layer use on Java 17 (Neo4j's own start script opens
+# the same packages; without them it falls back to slower paths and warns).
+_JVM_OPENS = (
+    "java.base/java.nio",
+    "java.base/sun.nio.ch",
+    "java.base/java.io",
+    "java.base/java.lang",
+    "java.base/java.util.concurrent",
+)
+
+
+def default_launcher_dir() -> Path:
+    """``server/neo4j-launcher`` of this checkout (the package is installed in editable mode)."""
+    return Path(__file__).resolve().parents[2] / "neo4j-launcher"
+
+
+def find_java(settings: Settings) -> str:
+    """The java executable: the setting, then ``$JAVA_HOME/bin/java``, then PATH."""
+    if settings.neo4j_java:
+        candidate = shutil.which(settings.neo4j_java)
+    elif os.environ.get("JAVA_HOME"):
+        path = Path(os.environ["JAVA_HOME"]) / "bin" / "java"
+        candidate = str(path) if path.exists() else None
+    else:
+        candidate = shutil.which("java")
+    if candidate is None:
+        raise StoreUnavailable(f"no java executable found; {INSTALL_HINT}")
+    return candidate
+
+
+def launcher_classpath(settings: Settings) -> str:
+    """The launcher jar and the Neo4j jars Maven resolved (``target/classpath.txt``)."""
+    folder = settings.neo4j_launcher_dir or default_launcher_dir()
+    jar = folder / "target" / JAR_NAME
+    listing = folder / "target" / CLASSPATH_NAME
+    if not jar.exists() or not listing.exists():
+        raise StoreUnavailable(
+            f"the Neo4j launcher is not built ({jar} is missing); {INSTALL_HINT}"
+        )
+    jars = listing.read_text(encoding="utf-8").strip()
+    missing = [p for p in jars.split(os.pathsep) if p and not Path(p).exists()]
+    if missing:
+        raise StoreUnavailable(
+            f"the Neo4j launcher's dependencies are gone from the Maven cache ({missing[0]} "
+            f"and {len(missing) - 1} more); run `make setup` again"
+        )
+    return f"{jar}{os.pathsep}{jars}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ManagedNeo4j(ManagedServer):
+    """The Neo4j Community server of one data directory (its files in ``<data_dir>/neo4j``)."""
+
+    process_marker = LAUNCHER_CLASS.encode()
+    label = "managed Neo4j"
+
+    def __init__(self, settings: Settings) -> None:
+        data_dir = settings.data_dir.expanduser().resolve()
+        super().__init__(settings, data_dir / SERVER_DIR)
+        self.password_path = self.server_dir / PASSWORD_NAME
+        self.config_path = self.server_dir / CONFIG_NAME
+        self.log_path = self.server_dir / LAUNCHER_LOG
+        self.debug_log = self.server_dir / "logs" / "debug.log"
+        self._port = settings.neo4j_bolt_port
+
+    # ----------------------------------------------------------------- connection facts
+    @property
+    def uri(self) -> str:
+        """The Bolt URI of the running server (recorded at its start)."""
+        state = self.read_state()
+        return state.socket if state else self.address()
+
+    def address(self) -> str:
+        return f"bolt://127.0.0.1:{self._port}"
+
+    def password(self) -> str:
+        """The ``neo4j`` user's password, generated at first start (a 0600 file)."""
+        self._prepare_dir()
+        if not self.password_path.exists():
+            fd = os.open(self.password_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(secrets.token_urlsafe(24) + "\n")
+        os.chmod(self.password_path, 0o600)
+        return self.password_path.read_text(encoding="utf-8").strip()
+
+    def credentials(self) -> tuple[str, str]:
+        return USER, self.password()
+
+    # ----------------------------------------------------------------- ManagedServer
+    def _before_spawn(self) -> None:
+        if self.settings.neo4j_bolt_port == 0:
+            self._port = free_port()
+        self.password()
+        lines = {
+            "server.bolt.enabled": "true",
+            "server.bolt.listen_address": f"127.0.0.1:{self._port}",
+            "server.bolt.advertised_address": f"127.0.0.1:{self._port}",
+            "server.http.enabled": "false",
+            "server.https.enabled": "false",
+            "dbms.security.auth_enabled": "true",
+            "dbms.usage_report.enabled": "false",
+            "server.directories.data": str(self.server_dir / "data"),
+            "server.directories.logs": str(self.server_dir / "logs"),
+            "server.memory.pagecache.size": self.settings.neo4j_pagecache,
+            # Reads carry their own timeout (Query(timeout=...)); this bounds everything else.
+            "db.transaction.timeout": "0",
+            "db.tx_log.rotation.retention_policy": "1 files",
+            # Bolt waits twice 5 s for clients to leave on shutdown: 10 s of every stop (and of
+            # every test session), although our drivers are closed first.
+            "internal.server.bolt.connection_shutdown_wait_time": "1s",
+            "internal.dbms.bolt.netty_server_shutdown_quiet_period": "0",
+        }
+        self.config_path.write_text(
+            "# written by covr at every start of the managed Neo4j; edit COVR_NEO4J_* instead\n"
+            + "".join(f"{k}={v}\n" for k, v in lines.items()),
+            encoding="utf-8",
+        )
+
+    def _command(self) -> list[str]:
+        classpath = launcher_classpath(self.settings)
+        heap = self.settings.neo4j_heap
+        opens = [f"--add-opens={package}=ALL-UNNAMED" for package in _JVM_OPENS]
+        return [
+            find_java(self.settings),
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            "-XX:+ExitOnOutOfMemoryError",
+            "-Dfile.encoding=UTF-8",
+            *opens,
+            "-cp",
+            classpath,
+            LAUNCHER_CLASS,
+            str(self.server_dir),
+            str(self.config_path),
+            str(self.password_path),
+        ]
+
+    def _stdout(self) -> IO[bytes] | int:
+        return open(self.log_path, "ab")
+
+    def answers(self, timeout: float = 1.0) -> bool:
+        """Whether Bolt accepts our credentials and runs a query right now."""
+        state = self.read_state()
+        uri = state.socket if state else self.address()
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        try:
+            with (
+                GraphDatabase.driver(
+                    uri, auth=self.credentials(), connection_timeout=timeout
+                ) as driver,
+                driver.session(database=self.settings.graph_database) as session,
+            ):
+                # session.run, not execute_query: the latter retries a refused connection for
+                # up to 30 s, and this question wants an answer now
+                session.run("RETURN 1").consume()
+            return True
+        except (DriverError, Neo4jError, OSError, ValueError):
+            return False
+
+    def _ready(self) -> bool:
+        return self.answers(timeout=2.0)
+
+    def log_tail(self, lines: int = 15) -> str:
+        parts = []
+        for path in (self.log_path, self.debug_log):
+            with contextlib.suppress(OSError):
+                tail = path.read_text(errors="replace").splitlines()[-lines:]
+                parts.append(f"--- {path}\n" + "\n".join(tail))
+        return "\n".join(parts) or "(no log)"
+
+    def _request_shutdown(self, pid: int) -> None:
+        """SIGTERM runs the launcher's shutdown hook: Neo4j checkpoints and stops."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            **super().status(),
+            "bolt": self.uri,
+            "user": USER,
+            "password_file": str(self.password_path),
+            "store": str(self.server_dir / "data"),
+            "log": str(self.debug_log),
+        }
