@@ -146,6 +146,12 @@ class Settings(BaseSettings):
         description="Managed Neo4j: page cache size (the store files held in memory); 1g holds "
         "1x GQA (85k images).",
     )
+    neo4j_startup_timeout_s: float = Field(
+        default=180.0,
+        gt=0,
+        description="Managed Neo4j: how long a start may take (~12 s on an idle 2-core machine; "
+        "a JVM start is slow on a loaded one).",
+    )
     neo4j_java: str = Field(
         default="",
         description="Managed Neo4j: the java executable (empty: $JAVA_HOME/bin/java, else java "

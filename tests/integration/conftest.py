@@ -42,6 +42,25 @@ def make_settings(data_dir: Path, backend: str = "falkordb", **overrides: object
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``@pytest.mark.backends("falkordb")``: a test about one server's own mechanics runs on that
+    backend only; its other-backend variants are deselected (not skipped: there is nothing to
+    skip, the test does not apply)."""
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        marker = item.get_closest_marker("backends")
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend") if callspec is not None else None
+        if marker is not None and backend is not None and backend not in marker.args:
+            dropped.append(item)
+        else:
+            keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session", params=TEST_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The graph backend of this run of the test ("falkordb" or "neo4j")."""

@@ -81,6 +81,8 @@ class ManagedServer(ABC):
     process_marker: bytes = b""
     #: the name people know the server by, for messages
     label: str = "graph server"
+    #: the variable that bounds a start
+    startup_setting: str = "COVR_STARTUP_TIMEOUT_S"
 
     def __init__(self, settings: Settings, server_dir: Path) -> None:
         self.settings = settings
@@ -268,8 +270,13 @@ class ManagedServer(ABC):
         self._process = None if detached else process
         return state
 
+    @property
+    def startup_timeout(self) -> float:
+        """How long a start may take before it counts as failed."""
+        return self.settings.startup_timeout_s
+
     def _wait_until_ready(self, process: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + self.settings.startup_timeout_s
+        deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             code = process.poll()
             if code is not None:
@@ -284,7 +291,7 @@ class ManagedServer(ABC):
         process.wait(timeout=10)
         raise StoreUnavailable(
             f"{self.label} did not answer at {self.address()} within "
-            f"{self.settings.startup_timeout_s:.0f}s (COVR_STARTUP_TIMEOUT_S); log:\n"
+            f"{self.startup_timeout:.0f}s ({self.startup_setting}); log:\n"
             f"{self.log_tail()}"
         )
 

@@ -27,7 +27,13 @@ from neo4j.exceptions import (
 )
 
 from covr.graph import catalog
-from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
+from covr.graph.errors import (
+    ParameterError,
+    QueryError,
+    QueryTimeout,
+    SchemaError,
+    StoreUnavailable,
+)
 from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.store import (
     SCHEMA_VERSION,
@@ -168,8 +174,20 @@ class Neo4jStore(GraphStore):
         except ClientError as exc:
             code = exc.code or ""
             if "TransactionTimedOut" in code or "Timeout" in code:
-                raise QueryTimeout(statement.name, exc.message or str(exc)) from exc
+                raise QueryTimeout(
+                    statement.name, f"timed out after {timeout} s: {exc.message or exc}"
+                ) from exc
+            if "ConstraintValidationFailed" in code:
+                raise QueryError(
+                    statement.name, f"unique constraint violated: {exc.message}"
+                ) from exc
             raise QueryError(statement.name, f"{code}: {exc.message}") from exc
+        except OverflowError as exc:  # the driver packs integers as 64-bit
+            raise ParameterError(
+                f"{statement.name}: an integer parameter does not fit in 64 bits ({exc})"
+            ) from exc
+        except TypeError as exc:  # a value the driver cannot pack
+            raise ParameterError(f"{statement.name}: a parameter cannot be sent: {exc}") from exc
         except (Neo4jError, DriverError) as exc:
             raise QueryError(statement.name, str(exc)) from exc
         counters = summary.counters
@@ -194,6 +212,29 @@ class Neo4jStore(GraphStore):
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> WriteSummary:
         return self._run(query, params, timeout, RoutingControl.WRITE)[1]
+
+    def explain(self, query: QueryLike, params: Params | None = None) -> dict[str, Any]:
+        """Neo4j's plan of ``query`` with ``params``, planned but not run (``EXPLAIN``).
+
+        The plan is the driver's nested dict: each operator has ``operatorType`` (for example
+        ``NodeIndexSeek@neo4j``), ``identifiers``, ``arguments`` and ``children``. Write
+        statements are planned too (nothing is written), so the transaction is a write one.
+        """
+        statement = as_statement(query)
+        try:
+            _, summary, _ = self._driver.execute_query(
+                Query(f"EXPLAIN {statement.text}"),
+                dict(params or {}),
+                database_=self._database,
+                routing_=RoutingControl.WRITE,
+            )
+        except (ServiceUnavailable, SessionExpired, AuthError) as exc:
+            raise StoreUnavailable(f"{statement.name}: Neo4j at {self.location}: {exc}") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise QueryError(statement.name, str(exc)) from exc
+        if summary.plan is None:
+            raise QueryError(statement.name, "EXPLAIN returned no plan")
+        return dict(summary.plan)
 
     def index_states(self) -> list[IndexState]:
         rows = self.read(catalog.get("admin/neo4j/index_states"))

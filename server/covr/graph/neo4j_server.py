@@ -35,6 +35,7 @@ LAUNCHER_CLASS = "covr.neo4j.Launcher"
 JAR_NAME = "covr-neo4j-launcher.jar"
 CLASSPATH_NAME = "classpath.txt"
 USER = "neo4j"
+READY_LINE = "covr-neo4j ready"  # printed by the launcher once the password is applied
 
 INSTALL_HINT = (
     "the managed Neo4j needs Java 17+ and the launcher built by Maven: install them "
@@ -103,6 +104,11 @@ class ManagedNeo4j(ManagedServer):
 
     process_marker = LAUNCHER_CLASS.encode()
     label = "managed Neo4j"
+    startup_setting = "COVR_NEO4J_STARTUP_TIMEOUT_S"
+
+    @property
+    def startup_timeout(self) -> float:
+        return self.settings.neo4j_startup_timeout_s
 
     def __init__(self, settings: Settings) -> None:
         data_dir = settings.data_dir.expanduser().resolve()
@@ -211,7 +217,16 @@ class ManagedNeo4j(ManagedServer):
             return False
 
     def _ready(self) -> bool:
-        return self.answers(timeout=2.0)
+        """The launcher has set the password (its "ready" line), and Bolt accepts it.
+
+        Asking Bolt before that line would fail authentication while the password is still being
+        set, and Neo4j locks a user out for seconds after three failures in a row.
+        """
+        try:
+            started = READY_LINE in self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return started and self.answers(timeout=2.0)
 
     def log_tail(self, lines: int = 15) -> str:
         parts = []

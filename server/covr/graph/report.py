@@ -12,7 +12,7 @@ from typing import Any
 
 from covr.graph import catalog
 from covr.graph.store import SCHEMA_VERSION, GraphStore
-from covr.settings import Settings
+from covr.settings import Backend, Settings
 
 COUNT_FIELDS = ("images", "objects", "attributes", "relations", "relmods")
 
@@ -77,10 +77,15 @@ def doctor_report(store: GraphStore, settings: Settings) -> dict[str, Any]:
         "counts": {},
         "problems": [],
     }
-    if settings.backend.value == "embedded":
+    if settings.backend is Backend.EMBEDDED:
         report["embedded"] = {
             k: health.details.get(k)
             for k in ("data_dir", "socket", "pid", "mode", "snapshot", "snapshot_exists", "log")
+        }
+    elif settings.backend is Backend.MANAGED_NEO4J:
+        report["managed_neo4j"] = {
+            k: health.details.get(k)
+            for k in ("data_dir", "bolt", "pid", "mode", "password_file", "store", "log")
         }
     if not health.ok:
         report["problems"].append(f"store not answering: {health.error}")

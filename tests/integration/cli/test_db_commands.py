@@ -106,6 +106,116 @@ def test_lifecycle_start_doctor_stats_reset_stop(data_dir: Path) -> None:
     assert "not running" in covr("db", "stop", data_dir=data_dir).stdout
 
 
+NEO4J_ENV = {"COVR_NEO4J_BOLT_PORT": "0", "COVR_NEO4J_HEAP": "768m", "COVR_NEO4J_PAGECACHE": "256m"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # six JVM-free CLI runs around one Neo4j start, on a loaded machine
+def test_managed_neo4j_lifecycle(data_dir: Path) -> None:
+    """`covr db start --backend neo4j` ... `stop`: the managed Neo4j as a user drives it."""
+    started = covr("db", "start", "--backend", "neo4j", data_dir=data_dir, env=NEO4J_ENV)
+    assert started.returncode == 0, started.stderr
+    assert "managed Neo4j running" in started.stdout
+    assert "schema applied" in started.stdout
+    env = {**NEO4J_ENV, "COVR_GRAPH_BACKEND": "neo4j"}
+    try:
+        status = as_json(covr("db", "status", "--json", data_dir=data_dir, env=env))
+        assert status["backend"] == "managed-neo4j"
+        assert status["running"] is True
+        assert status["mode"] == "detached"
+        assert status["bolt"].startswith("bolt://127.0.0.1:")
+        password = Path(status["password_file"])
+        assert password.stat().st_mode & 0o777 == 0o600
+        assert len(password.read_text(encoding="utf-8").strip()) >= 24
+
+        # green right after the start: the schema came with it
+        report = as_json(covr("doctor", "--json", data_dir=data_dir, env=env))
+        assert report["ok"] is True, report["problems"]
+        assert report["backend"] == "managed-neo4j"
+        assert report["server_version"].startswith("Neo4j/5.26.")
+        assert report["managed_neo4j"]["bolt"] == status["bolt"]
+        assert all(i["state"] == "ONLINE" for i in report["indexes"])
+
+        # Bolt on loopback only, HTTP off: the server's only listening TCP socket
+        port = int(status["bolt"].rsplit(":", 1)[1])
+        assert _listening_ports(status["pid"]) == {("127.0.0.1", port)}
+
+        loaded = covr("load", "samples", data_dir=data_dir, env=env)
+        assert loaded.returncode == 0, loaded.stderr
+        stats = as_json(covr("db", "stats", "--json", data_dir=data_dir, env=env))
+        assert stats["backend"] == "managed-neo4j"
+        assert stats["totals"]["images"] == 24
+
+        again = covr("db", "start", data_dir=data_dir, env=env)  # idempotent
+        assert again.returncode == 0, again.stderr
+        assert str(status["pid"]) in again.stdout
+
+        reset = covr("db", "reset", "--yes", data_dir=data_dir, env=env)
+        assert reset.returncode == 0, reset.stderr
+        stats = as_json(covr("db", "stats", "--json", data_dir=data_dir, env=env))
+        assert stats["totals"]["images"] == 0
+    finally:
+        stopped = covr("db", "stop", data_dir=data_dir, env=env)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "stopped" in stopped.stdout
+    assert as_json(covr("db", "status", "--json", data_dir=data_dir, env=env))["running"] is False
+
+
+@pytest.mark.timeout(600)
+def test_second_owner_of_a_managed_neo4j_gets_a_clear_error(data_dir: Path) -> None:
+    """While one process owns the data directory's Neo4j, another gets DataDirLocked."""
+    from covr.graph import open_store
+    from tests.integration.conftest import make_settings
+
+    with open_store(make_settings(data_dir, "neo4j")):
+        done = covr(
+            "db", "stats", data_dir=data_dir, env={**NEO4J_ENV, "COVR_GRAPH_BACKEND": "neo4j"}
+        )
+    assert done.returncode == 1
+    assert "is in use by process" in done.stderr
+    assert "managed Neo4j" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_managed_neo4j_without_java_names_what_to_install(data_dir: Path) -> None:
+    env = {**NEO4J_ENV, "COVR_GRAPH_BACKEND": "neo4j", "COVR_NEO4J_JAVA": "no-such-java"}
+    done = covr("db", "stats", data_dir=data_dir, env=env)
+    assert done.returncode == 1
+    assert "Java 17+" in done.stderr
+    assert "apt-get install openjdk-17-jdk-headless maven" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _listening_ports(pid: int) -> set[tuple[str, int]]:
+    """The TCP sockets process ``pid`` listens on, from the kernel's tables (as `ss -ltnp`)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd)
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found: set[tuple[str, int]] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            address, port = fields[1].split(":")
+            found.add((_ip(address), int(port, 16)))
+    return found
+
+
+def _ip(hex_address: str) -> str:
+    raw = bytes.fromhex(hex_address)
+    if len(raw) == 4:
+        return ".".join(str(b) for b in reversed(raw))
+    # IPv6 (or IPv4-mapped): four little-endian 32-bit words
+    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
+    full = b"".join(words)
+    if full[:12] == b"\x00" * 10 + b"\xff\xff":
+        return ".".join(str(b) for b in full[12:])
+    return full.hex()
+
+
 def test_reset_without_yes_asks_and_aborts(data_dir: Path) -> None:
     done = subprocess.run(
         [*COVR, "db", "reset"], input="n\n", capture_output=True, text=True, timeout=60,
@@ -125,10 +235,17 @@ def test_bad_configuration_names_the_variable(data_dir: Path) -> None:
     assert "COVR_QUERY_TIMEOUT_S" in done.stderr
 
 
-def test_db_start_refuses_non_embedded_backends(data_dir: Path) -> None:
+def test_db_start_refuses_external_stores(data_dir: Path) -> None:
     done = covr("db", "start", data_dir=data_dir, env={"COVR_GRAPH_URI": "bolt://127.0.0.1:1"})
     assert done.returncode == 2
-    assert "embedded" in done.stderr
+    assert "managed outside this project" in done.stderr
+
+
+def test_bad_backend_option_is_a_usage_error(data_dir: Path) -> None:
+    done = covr("db", "status", "--backend", "mysql", data_dir=data_dir)
+    assert done.returncode == 2
+    assert "--backend" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_unreachable_store_is_a_one_line_error(data_dir: Path) -> None:

@@ -198,6 +198,9 @@ def test_stop_refuses_while_another_process_owns_it(fresh_settings: Settings) ->
         assert "DataDirLocked" in done.stderr
 
 
+@pytest.mark.backends(
+    "falkordb"
+)  # the embedded server's TIMEOUT_DEFAULT; Neo4j: tests/integration/parity
 def test_read_past_timeout_is_stopped_and_reported(store: GraphStore) -> None:
     started = time.monotonic()
     with pytest.raises(QueryTimeout, match="timed out"):
@@ -212,6 +215,7 @@ def test_default_timeout_comes_from_settings(fresh_settings: Settings) -> None:
         store.read(SLOW_READ)
 
 
+@pytest.mark.backends("falkordb")  # a FalkorDB client socket
 def test_a_socket_closed_by_a_restart_is_retried(store: GraphStore) -> None:
     """redis-py raises ValueError("I/O operation on closed file") when a concurrent restart
     closed the socket under a call: that is a lost connection (reconnect, retry once), while
@@ -270,6 +274,7 @@ def _listening_tcp_inodes() -> set[str]:
     return inodes
 
 
+@pytest.mark.backends("falkordb")  # the Unix socket; Neo4j's loopback Bolt: tests/integration/cli
 def test_no_tcp_port_and_private_socket(store: GraphStore, settings: Settings) -> None:
     pid = server_pid(store)
     socket_inodes = set()

@@ -295,6 +295,9 @@ def test_a_new_load_invalidates_cached_results(store: GraphStore, settings: Sett
     assert sorted(lookup.positives("man")) == ["test:1", "test:2"]
 
 
+@pytest.mark.backends(
+    "falkordb"
+)  # FalkorDB's own plans (GRAPH.EXPLAIN); Neo4j: tests/integration/graph/test_neo4j_plans.py
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_plans_start_from_the_image_index(store: GraphStore, shape: str) -> None:
     """FalkorDB's planner otherwise scans all objects of a name (measured): pin the anchor."""
@@ -308,6 +311,9 @@ def test_plans_start_from_the_image_index(store: GraphStore, shape: str) -> None
     assert "Node By Index Scan | (i:Image)" in lines[-1].strip(), "\n".join(lines)
 
 
+@pytest.mark.backends(
+    "falkordb"
+)  # FalkorDB's own plans (GRAPH.EXPLAIN); Neo4j: tests/integration/graph/test_neo4j_plans.py
 def test_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
     from covr.graph.params import render_prefix
     from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query
@@ -322,6 +328,9 @@ def test_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
     assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
 
 
+@pytest.mark.backends(
+    "falkordb"
+)  # FalkorDB's own plans (GRAPH.EXPLAIN); Neo4j: tests/integration/graph/test_neo4j_plans.py
 def test_counting_anchored_plan_starts_from_the_anchor_index(store: GraphStore) -> None:
     from covr.graph.params import render_prefix
     from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query
@@ -338,6 +347,9 @@ def test_counting_anchored_plan_starts_from_the_anchor_index(store: GraphStore) 
     assert "Node By Index Scan | (r1:Relation)" in lines[-1], "\n".join(lines)
 
 
+@pytest.mark.backends(
+    "falkordb"
+)  # FalkorDB's own plans (GRAPH.EXPLAIN); Neo4j: tests/integration/graph/test_neo4j_plans.py
 def test_combined_plan_starts_from_the_image_index(store: GraphStore) -> None:
     from covr.graph.params import render_prefix
     from covr.related.cypher_path import CombinedBranch, Rule, combined_query

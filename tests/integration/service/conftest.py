@@ -1,8 +1,11 @@
-"""A real in-process gRPC server on 127.0.0.1:0 over a real embedded FalkorDB with the samples.
+"""A real in-process gRPC server on 127.0.0.1:0 over each real graph store, with the samples.
 
 ``server`` is shared by the module's tests (read-mostly tests; tests that import use their own
-source names so they do not disturb each other). Tests that need special settings (auth, TLS,
-tiny capacity) start their own with :func:`covr_client.testing.running_server`.
+source names so they do not disturb each other) and runs once per backend: over an embedded
+FalkorDB of its own, and over the session's managed Neo4j (emptied and loaded with the samples).
+Tests that need special settings (auth, TLS, tiny capacity) start their own with
+:func:`covr_client.testing.running_server` on the embedded store: they test the service's own
+mechanics, which do not depend on the store.
 """
 
 from __future__ import annotations
@@ -13,14 +16,26 @@ from typing import Any
 import grpc
 import pytest
 
+from covr.graph import GraphStore
+from covr.settings import Settings
 from covr_client import Client
 from covr_client._proto import service_pb2_grpc
 from covr_client.testing import TestServer, running_server
+from covr_loaders.samples import load_bundled_samples
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[TestServer]:
-    with running_server() as running:
+def server(backend: str, request: pytest.FixtureRequest) -> Iterator[TestServer]:
+    if backend == "falkordb":
+        with running_server() as running:
+            yield running
+        return
+    store: GraphStore = request.getfixturevalue("session_store")
+    settings: Settings = request.getfixturevalue("settings")
+    store.clear()
+    store.apply_schema()
+    load_bundled_samples(store, settings)
+    with running_server(store=store) as running:
         yield running
 
 

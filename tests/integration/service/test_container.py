@@ -79,6 +79,18 @@ def test_compose_file_validates() -> None:
     assert "neo4j-data:/data" in config
 
 
+def test_compose_neo4j_has_the_launchers_minor() -> None:
+    """Production (compose) and the managed Neo4j of the tests run the same Neo4j minor."""
+    import re
+
+    pom = (COMPOSE.parent / "server" / "neo4j-launcher" / "pom.xml").read_text(encoding="utf-8")
+    version = re.search(r"<neo4j.version>(\d+)\.(\d+)\.\d+</neo4j.version>", pom)
+    assert version is not None
+    image = re.search(r"image: neo4j:(\d+)\.(\d+)-community", COMPOSE.read_text(encoding="utf-8"))
+    assert image is not None, "compose must pin neo4j:<major>.<minor>-community"
+    assert image.groups() == version.groups()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -60,7 +60,7 @@ def graph(original_id: str, *, source: str = "svc", name: str = "man") -> SceneG
 def test_statistics_equal_the_store_report(server: TestServer, client: Client) -> None:
     stats = client.statistics()
     expected = store_stats(server.store)
-    assert stats.backend == "embedded"
+    assert stats.backend == str(server.store.backend)
     assert dict(stats.nodes) == expected["nodes"]
     assert stats.totals.images == expected["totals"]["images"] >= 24
     assert {(d.source, d.split) for d in stats.datasets} >= {("gqa", "val"), ("vg", "train")}
