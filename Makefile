@@ -43,7 +43,7 @@ $(NEO4J_STAMP): server/neo4j-launcher/pom.xml server/neo4j-launcher/src/main/jav
 run: $(RUN_DEPS) ## the main job on the embedded default: start store, schema, sample data, print stats
 	$(BIN)/covr quickstart
 
-test: setup lint typecheck ## everything CI checks: ruff, mypy, unit + integration (+ e2e with Neo4j)
+test: setup lint typecheck ## everything CI checks: ruff, mypy, unit, integration and e2e on FalkorDB and the managed Neo4j
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: setup ## ruff check and format check
@@ -60,10 +60,10 @@ typecheck: setup ## mypy --strict on our packages (generated stubs excluded)
 unit: setup ## unit tests only (no sockets)
 	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
-integration: setup ## integration tests against the embedded FalkorDB
+integration: setup ## integration tests on the embedded FalkorDB and the managed Neo4j (COVR_TEST_BACKENDS narrows)
 	$(BIN)/pytest -m integration $(PYTEST_ARGS)
 
-e2e: setup ## end-to-end tests against the Neo4j in COVR_GRAPH_URI (skipped without it)
+e2e: setup ## end-to-end tests on the Neo4j in COVR_GRAPH_URI, else on the managed Neo4j
 	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
 
 bench: setup ## the benchmarks of benchmarks/ (numbers go in issue notes)

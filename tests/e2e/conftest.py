@@ -1,7 +1,9 @@
-"""A real Neo4j (or external FalkorDB) named by COVR_GRAPH_URI; every test here is skipped without one.
+"""The end-to-end suite: a real Neo4j, the managed one by default, or yours in COVR_GRAPH_URI.
 
-Run: ``COVR_GRAPH_URI=bolt://localhost:7687 COVR_GRAPH_PASSWORD=... make e2e``. The tests empty the
-configured database: never point them at data you want to keep.
+Without ``COVR_GRAPH_URI`` the tests run on a managed Neo4j Community that the session starts in
+a temporary data directory (so CI always runs them). With it, they run on that store instead:
+``COVR_GRAPH_URI=bolt://localhost:7687 COVR_GRAPH_PASSWORD=... make e2e``; they empty the
+configured database then, so never point them at data you want to keep.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import pytest
 
 from covr.graph import GraphStore, open_store
 from covr.settings import Backend, Settings
+from tests.integration.conftest import make_settings
 
 
 @pytest.fixture(scope="session")
-def external_settings() -> Settings:
+def external_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = Settings()
-    if settings.backend is Backend.EMBEDDED:
-        pytest.skip("COVR_GRAPH_URI is not set: no external graph store to test against")
+    if settings.backend is Backend.EMBEDDED or settings.backend is Backend.MANAGED_NEO4J:
+        return make_settings(tmp_path_factory.mktemp("e2e-neo4j"), "neo4j")
     return settings
 
 

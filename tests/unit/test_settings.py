@@ -25,6 +25,34 @@ def test_uri_selects_backend(uri: str, backend: Backend) -> None:
     assert make(graph_uri=uri).backend is backend
 
 
+@pytest.mark.parametrize(
+    ("uri", "choice", "backend", "dialect", "managed"),
+    [
+        ("", "falkordb", Backend.EMBEDDED, "falkordb", True),
+        ("", "neo4j", Backend.MANAGED_NEO4J, "neo4j", True),
+        ("bolt://db:7687", "neo4j", Backend.NEO4J, "neo4j", False),  # a URI wins
+        ("falkor://db:6379", "neo4j", Backend.FALKORDB, "falkordb", False),
+    ],
+)
+def test_graph_backend_chooses_the_managed_server(
+    uri: str, choice: str, backend: Backend, dialect: str, managed: bool
+) -> None:
+    chosen = make(graph_uri=uri, graph_backend=choice).backend
+    assert chosen is backend
+    assert chosen.dialect == dialect
+    assert chosen.managed is managed
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("graph_backend", "mysql"), ("neo4j_heap", "lots"), ("neo4j_pagecache", "0g"),
+     ("neo4j_bolt_port", 70000)],
+)  # fmt: skip
+def test_bad_neo4j_settings_are_refused(field: str, value: object) -> None:
+    with pytest.raises(ValidationError, match=field):
+        make(**{field: value})
+
+
 def test_unknown_scheme_is_refused_with_the_variable_name() -> None:
     with pytest.raises(ValidationError, match="COVR_GRAPH_URI"):
         make(graph_uri="http://localhost")
