@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from covr.graph import catalog, name_stats
-from covr.graph.store import GraphStore
+from covr.graph.store import GraphStore, Row
 from covr.related.cypher_path import (
     AnchoredBranch,
     Branch,
@@ -1108,16 +1108,22 @@ class RelatedLookup:
                 out.append(concrete)
         return out
 
+    def _read_branches(self, branches: list[Branch]) -> list[Row]:
+        """The rows of every branch: one ``UNION ALL`` on FalkorDB (one round trip, planned in
+        microseconds), one cached statement per branch on Neo4j (``GraphStore.read_many``)."""
+        if self.store.backend.dialect == "neo4j":
+            return self.store.read_many(union_query([branch]) for branch in branches)
+        return self.store.read(*union_query(branches))
+
     def _verify_per_signature(
         self, g: Subgraph, states: list[_SigState], batches: dict[int, list[str]]
     ) -> tuple[dict[int, dict[str, set[Subgraph]]], set[str]]:
         """One exact branch per signature over its own batch (``UNION ALL``): the concrete
         ``g'`` per branch and image, and the positives."""
         branches = [Branch(g, states[n].rules, ids, n) for n, ids in batches.items()]
-        query, params = union_query(branches)
         hits: dict[int, dict[str, set[Subgraph]]] = defaultdict(lambda: defaultdict(set))
         positives: set[str] = set()
-        for row in self.store.read(query, params):
+        for row in self._read_branches(branches):
             n = int(row["tag"])
             image_id = str(row["image_id"])
             if n == 0:

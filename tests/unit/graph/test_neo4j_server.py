@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,10 +13,9 @@ from covr.graph.neo4j_server import ManagedNeo4j, find_java, launcher_classpath
 from covr.settings import Settings
 
 
-def settings(tmp_path: Path, **values: object) -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        _env_file=None, data_dir=tmp_path, graph_backend="neo4j", **values
-    )
+def settings(tmp_path: Path, **values: Any) -> Settings:
+    config: dict[str, Any] = {"data_dir": tmp_path, "graph_backend": "neo4j", **values}
+    return Settings(_env_file=None, **config)  # type: ignore[call-arg]
 
 
 def read_config(server: ManagedNeo4j) -> dict[str, str]:
