@@ -15,7 +15,7 @@ COVR = [sys.executable, "-m", "covr.cli.main"]
 
 
 def covr(
-    *args: str, data_dir: Path, env: dict[str, str] | None = None
+    *args: str, data_dir: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     full_env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
@@ -23,7 +23,7 @@ def covr(
         **(env or {}),
     }
     return subprocess.run(
-        [*COVR, *args], env=full_env, capture_output=True, text=True, timeout=120, check=False
+        [*COVR, *args], env=full_env, capture_output=True, text=True, timeout=timeout, check=False
     )
 
 
@@ -113,7 +113,9 @@ NEO4J_ENV = {"COVR_NEO4J_BOLT_PORT": "0", "COVR_NEO4J_HEAP": "768m", "COVR_NEO4J
 @pytest.mark.timeout(900)  # six JVM-free CLI runs around one Neo4j start, on a loaded machine
 def test_managed_neo4j_lifecycle(data_dir: Path) -> None:
     """`covr db start --backend neo4j` ... `stop`: the managed Neo4j as a user drives it."""
-    started = covr("db", "start", "--backend", "neo4j", data_dir=data_dir, env=NEO4J_ENV)
+    started = covr(
+        "db", "start", "--backend", "neo4j", data_dir=data_dir, env=NEO4J_ENV, timeout=400
+    )
     assert started.returncode == 0, started.stderr
     assert "managed Neo4j running" in started.stdout
     assert "schema applied" in started.stdout
