@@ -93,7 +93,8 @@ def quickstart(
         help="Where the generated questions go (JSONL); default COVR_DATA_DIR/quickstart.jsonl.",
     ),
 ) -> None:
-    """The main job on the embedded default: start the store, apply the schema, load the bundled
+    """The main job on the configured store (the embedded FalkorDB by default, the managed Neo4j
+    with --backend neo4j): start the store, apply the schema, load the bundled
     samples (once), generate questions for the samples' val images through the graph lookup and
     the classifiers, and print what is stored and what was generated (JSON)."""
     settings = load_settings()

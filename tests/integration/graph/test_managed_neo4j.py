@@ -1,0 +1,42 @@
+"""The managed Neo4j's own life cycle: restart after a crash, one owner, nothing left running."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from covr.graph import DataDirLocked, open_store
+from covr.graph.managed import pid_runs
+from covr.graph.neo4j_server import LAUNCHER_CLASS, ManagedNeo4j
+from tests.integration.conftest import make_settings
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_killed_server_is_restarted_with_its_data(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, "neo4j")
+    with open_store(settings) as store:
+        assert isinstance(store.server, ManagedNeo4j)
+        store.apply_schema()
+        store.write("CREATE (:Image {id: $id, source: 'test', split: 'val'})", {"id": "test:1"})
+        first = store.server.read_state()
+        assert first is not None
+
+        # a second owner of the same data directory is refused, naming the holder
+        with pytest.raises(DataDirLocked, match=f"process {os.getpid()}"):
+            open_store(settings)
+
+        os.kill(first.pid, signal.SIGKILL)  # a crash: no shutdown, no checkpoint
+        rows = store.read("MATCH (i:Image) RETURN i.id AS id")  # notices, restarts, retries
+        assert rows == [{"id": "test:1"}]  # committed before the crash: durable
+        assert store.server.restarts == 1
+        second = store.server.read_state()
+        assert second is not None
+        assert second.pid != first.pid
+        assert not pid_runs(first.pid, LAUNCHER_CLASS.encode())
+    # closing the store stops the server it owns
+    assert not pid_runs(second.pid, LAUNCHER_CLASS.encode())
+    assert ManagedNeo4j(settings).status()["running"] is False
