@@ -1,0 +1,564 @@
+"""FalkorDB (embedded) against the managed Neo4j Community, side by side in one run.
+
+For each scale (synthetic GQA-format data: ``--scales 0.1 1`` = 8,500 and 85,000 images) the file
+is written once (seed ``--seed``, split ``val``), the related-image queries are drawn from it
+(``bench_related.pick_queries``: equal shares of single, hop, chain and V subgraphs) and the
+question source images are its first ``--sources`` ids. Then ``--repeats`` rounds; each round runs
+both backends one after the other (the order alternates between rounds; only one server runs at a
+time), each in a fresh data directory:
+
+1. **start**: ``open_store`` + the first ``admin/ping`` (empty store);
+2. **load**: the project's loader path (``covr_loaders.writer.run_load``, as ``covr load gqa``):
+   elements/s = nodes + relationships created per second of the whole load (name statistics and
+   the snapshot included; ``write_elements_per_s`` leaves them out);
+3. **related**: ``RelatedLookup.related(g, max_distance=2, per_signature=5, positives_limit=5)``
+   as in ``bench_related``: ``warm()`` (timed apart), a cold pass (seed 1), then ``--passes`` warm
+   passes with other seeds (result-cache misses, candidate lists cached); p50/p95 of the warm
+   passes; store reads (round trips) and milliseconds inside ``store.read`` per lookup;
+4. **questions** (scales in ``--question-scales``): ``covr.questions.generate.generate`` over
+   ``StoreRelated`` (what ``covr generate --lookup store`` runs), one worker, a fresh lookup (as a
+   new process has), for the ``--sources`` first images: questions/s;
+5. **restart**: the store is closed (server stopped) and opened again: seconds to the first
+   answered ``admin/ping`` and to a warmed lookup (image table and vocabularies read);
+6. **memory**: RSS of the server process (the redis-server pid, the java pid: ``server.json``)
+   empty, after the load, after the workload, after the restart, and its peak (``VmHWM``).
+
+Besides the scales, a ``--sample-images`` (100) synthetic file is loaded per backend and round and
+questions are generated for all of its images (the size of DESIGN §7's bar). Server CPU seconds
+(``/proc/<pid>/stat``) and this process's CPU seconds are recorded per phase, so a slow row can be
+read as server work or client/round-trip work. Both backends must agree: the related answers and
+the generated examples are hashed per backend and compared.
+
+Medians over the rounds are reported, with the ratio neo4j/falkordb, as JSON (``--json``, default
+``benchmarks/results/backends.json``) and as a markdown table on stdout. The machine has 2 cores
+shared with other work: the load average is recorded at every phase.
+
+Run: ``.venv/bin/python benchmarks/bench_backends.py [--scales 0.1 1] [--repeats 2]
+[--queries 200] [--passes 2] [--sources 100] [--question-scales 0.1] [--sample-images 100]
+[--neo4j-heap 2g] [--neo4j-pagecache 2g] [--work DIR] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_load import store_memory
+from benchmarks.bench_questions import two_answer_share
+from benchmarks.bench_related import _answer, pct, pick_queries
+from benchmarks.bench_service import rss_mb
+from covr.graph import GraphStore, catalog, open_store
+from covr.graph.managed import ManagedServer
+from covr.graph.store import as_statement
+from covr.questions.generate import GenerationOptions, generate
+from covr.questions.store_source import StoreRelated
+from covr.related.lookup import RelatedLookup
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings
+from covr_loaders import synthetic
+from covr_loaders.jobs import gqa_job
+from covr_loaders.jsonio import ByteCounter
+from covr_loaders.writer import run_load
+
+GQA_IMAGES = 85_000
+LARGE_SCALE = 0.5
+"""Scales from here on use ``--repeats-large`` rounds."""
+BackendName = Literal["falkordb", "neo4j"]
+BACKENDS: tuple[BackendName, BackendName] = ("falkordb", "neo4j")
+SPLIT = "val"
+PING = catalog.get("admin/ping")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+# (key, label, unit, higher is better) of the markdown table, in order
+ROWS: tuple[tuple[str, str, str, bool], ...] = (
+    ("load_elements_per_s", "load: elements/s (whole load)", "/s", True),
+    ("load_write_elements_per_s", "load: elements/s (batches only)", "/s", True),
+    ("load_s", "load: seconds", "s", False),
+    ("load_server_cpu_s", "load: server CPU", "s", False),
+    ("related_warm_p50_ms", "related ED<=2, warm p50", "ms", False),
+    ("related_warm_p95_ms", "related ED<=2, warm p95", "ms", False),
+    ("related_cold_p50_ms", "related ED<=2, cold p50", "ms", False),
+    ("related_reads_per_lookup", "related: store reads per warm lookup", "", False),
+    ("related_store_ms_per_lookup", "related: ms in store.read per warm lookup", "ms", False),
+    ("related_server_cpu_ms_per_lookup", "related: server CPU per warm lookup", "ms", False),
+    ("related_warm_up_s", "related: lookup.warm()", "s", False),
+    ("questions_per_s", "questions/s (1 worker)", "/s", True),
+    ("questions_reads_per_question", "questions: store reads per question", "", False),
+    ("questions_store_share", "questions: share of time in store.read", "", False),
+    ("start_s", "start, empty store, to first answer", "s", False),
+    ("restart_s", "restart with data, to first answer", "s", False),
+    ("restart_warm_s", "restart with data, to warmed lookup", "s", False),
+    ("rss_empty_mb", "server RSS, empty", "MB", False),
+    ("rss_loaded_mb", "server RSS after load", "MB", False),
+    ("rss_workload_mb", "server RSS after lookups/questions", "MB", False),
+    ("rss_restarted_mb", "server RSS after restart + warm", "MB", False),
+    ("rss_peak_mb", "server peak RSS (VmHWM)", "MB", False),
+)
+
+
+# ------------------------------------------------------------------------------- small helpers
+def settings_for(backend: BackendName, data_dir: Path, args: argparse.Namespace) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=data_dir,
+        graph_uri="",
+        graph_backend=backend,
+        neo4j_bolt_port=0,
+        neo4j_heap=args.neo4j_heap,
+        neo4j_pagecache=args.neo4j_pagecache,
+        # a first Neo4j start initialises its system database: over a minute on the shared
+        # 2-core machine at load average 9 (the default 60 s timed out)
+        startup_timeout_s=args.startup_timeout,
+    )
+
+
+def server_pid(store: GraphStore) -> int:
+    """The managed server's pid, as recorded in its ``server.json``."""
+    server = getattr(store, "server", None)
+    state = server.read_state() if isinstance(server, ManagedServer) else None
+    if state is None:
+        raise SystemExit("the store has no managed server (set no COVR_GRAPH_URI)")
+    return state.pid
+
+
+def peak_rss_mb(pid: int) -> float:
+    """``VmHWM`` of a process (peak resident set), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+class ReadMeter:
+    """Counts ``store.read`` calls (round trips) and the time spent in them."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.calls = 0
+        self.seconds = 0.0
+        self.texts: set[str] = set()
+        self._real: Callable[..., Any] = store.read
+
+    @contextmanager
+    def installed(self) -> Iterator[ReadMeter]:
+        real = self._real
+
+        def counting(query: Any, params: Any = None, **kw: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return real(query, params, **kw)
+            finally:
+                self.texts.add(as_statement(query).text)
+                self.calls += 1
+                self.seconds += time.perf_counter() - started
+
+        self.store.read = counting  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            self.store.read = real  # type: ignore[method-assign]
+
+    def mark(self) -> tuple[int, float]:
+        return self.calls, self.seconds
+
+
+def open_timed(settings: Settings) -> tuple[GraphStore, float]:
+    """The store and the seconds from ``open_store`` to its first answered query."""
+    started = time.perf_counter()
+    store = open_store(settings)
+    store.read(PING)
+    return store, time.perf_counter() - started
+
+
+# ------------------------------------------------------------------------------- phases
+def phase_load(store: GraphStore, path: Path, settings: Settings) -> dict[str, Any]:
+    pid = server_pid(store)
+    store.apply_schema()
+    server_cpu = cpu_s(pid)
+    client_cpu = time.process_time()
+    summary = run_load(
+        store,
+        gqa_job([path], SPLIT, settings),
+        data_dir=settings.data_dir,
+        batch_images=settings.load_batch_images,
+    )
+    elements = summary.nodes_created + summary.relationships_created
+    return {
+        "load_images": summary.images,
+        "load_elements": elements,
+        "load_batches": summary.batches_written,
+        "load_s": round(summary.seconds, 2),
+        "load_finish_s": round(summary.finish_seconds, 2),
+        "load_elements_per_s": round(summary.elements_per_s),
+        "load_write_elements_per_s": round(
+            elements / max(summary.seconds - summary.finish_seconds, 1e-9)
+        ),
+        "load_server_cpu_s": round(cpu_s(pid) - server_cpu, 2),
+        "load_client_cpu_s": round(time.process_time() - client_cpu, 2),
+        "load_average_load": load_average(),
+    }
+
+
+def phase_related(
+    store: GraphStore, settings: Settings, queries: Sequence[Subgraph], passes: int
+) -> dict[str, Any]:
+    pid = server_pid(store)
+    lookup = RelatedLookup(store, settings=settings)
+    meter = ReadMeter(store)
+    out: dict[str, Any] = {"related_load_average": load_average()}
+    with meter.installed():
+        started = time.perf_counter()
+        lookup.warm()
+        out["related_warm_up_s"] = round(time.perf_counter() - started, 3)
+        times: dict[str, list[float]] = {"cold": [], "warm": []}
+        answers: list[Any] = []
+        reads_before, cpu_before = meter.mark(), 0.0
+        for seed in range(1, passes + 2):
+            label = "cold" if seed == 1 else "warm"
+            if seed == 2:
+                reads_before, cpu_before = meter.mark(), cpu_s(pid)
+                cold_texts = set(meter.texts)
+            for g in queries:
+                t0 = time.perf_counter()
+                result = lookup.related(
+                    g, max_distance=2, per_signature=5, positives_limit=5, seed=seed
+                )
+                times[label].append(time.perf_counter() - t0)
+                if seed == 2:
+                    answers.append(_answer(result))
+        warm_reads = (meter.calls - reads_before[0], meter.seconds - reads_before[1])
+        warm_cpu = cpu_s(pid) - cpu_before
+    warm = times["warm"]
+    out.update(
+        {
+            "related_queries": len(queries),
+            "related_cold_p50_ms": round(1000 * statistics.median(times["cold"]), 2),
+            "related_cold_p95_ms": round(1000 * pct(times["cold"], 0.95), 2),
+            "related_warm_p50_ms": round(1000 * statistics.median(warm), 2),
+            "related_warm_p95_ms": round(1000 * pct(warm, 0.95), 2),
+            "related_warm_max_ms": round(1000 * max(warm), 2),
+            "related_reads_per_lookup": round(warm_reads[0] / len(warm), 2),
+            "related_store_ms_per_lookup": round(1000 * warm_reads[1] / len(warm), 2),
+            "related_server_cpu_ms_per_lookup": round(1000 * warm_cpu / len(warm), 2),
+            "related_texts_cold": len(cold_texts),
+            "related_new_texts_warm": len(meter.texts - cold_texts),
+            "related_answers": digest(answers),
+        }
+    )
+    return out
+
+
+def phase_questions(
+    store: GraphStore, settings: Settings, ids: Sequence[str], seed: int
+) -> dict[str, Any]:
+    """Questions for ``ids`` through the store lookup, as a fresh ``covr generate`` would."""
+    pid = server_pid(store)
+    lookup = RelatedLookup(store, settings=settings)
+    provider = StoreRelated(lookup, {SPLIT: list(ids)})
+    options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    meter = ReadMeter(store)
+    load_before = load_average()
+    with meter.installed():
+        started = time.perf_counter()
+        lookup.warm()
+        warm_up = time.perf_counter() - started
+        server_cpu, client_cpu = cpu_s(pid), time.process_time()
+        reads = meter.mark()
+        started = time.perf_counter()
+        examples = list(generate(provider, options, list(ids), workers=1))
+        seconds = time.perf_counter() - started
+        calls, spent = meter.calls - reads[0], meter.seconds - reads[1]
+    return {
+        "questions_sources": len(ids),
+        "questions": len(examples),
+        "questions_s": round(seconds, 2),
+        "questions_per_s": round(len(examples) / seconds, 1),
+        "questions_warm_up_s": round(warm_up, 3),
+        "questions_reads_per_question": round(calls / max(1, len(examples)), 2),
+        "questions_store_share": round(spent / seconds, 3),
+        "questions_server_cpu_s": round(cpu_s(pid) - server_cpu, 2),
+        "questions_client_cpu_s": round(time.process_time() - client_cpu, 2),
+        "questions_two_answer_share": round(two_answer_share(examples), 3),
+        "questions_examples": digest(examples),
+        "questions_load_average": load_before,
+    }
+
+
+def run_backend(
+    backend: BackendName,
+    path: Path,
+    work: Path,
+    args: argparse.Namespace,
+    *,
+    queries: Sequence[Subgraph] = (),
+    question_ids: Sequence[str] = (),
+) -> dict[str, Any]:
+    """One round of one backend in a fresh data directory (see the module docstring)."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"{backend[:3]}-", dir=work))
+    settings = settings_for(backend, data_dir, args)
+    out: dict[str, Any] = {"backend": backend, "start_load_average": load_average()}
+    gc.collect()
+    store, out["start_s"] = open_timed(settings)
+    try:
+        pid = server_pid(store)
+        out["rss_empty_mb"] = round(rss_mb(pid))
+        out.update(phase_load(store, path, settings))
+        out["rss_loaded_mb"] = round(rss_mb(pid))
+        out.update(store_memory(store))
+        if queries:
+            out.update(phase_related(store, settings, queries, args.passes))
+        if question_ids:
+            out.update(phase_questions(store, settings, question_ids, args.seed))
+        out["rss_workload_mb"] = round(rss_mb(pid))
+        out["rss_peak_mb"] = round(peak_rss_mb(pid))
+    finally:
+        store.close()
+    if queries:
+        store, out["restart_s"] = open_timed(settings)
+        try:
+            started = time.perf_counter()
+            RelatedLookup(store, settings=settings).warm()
+            out["restart_warm_s"] = round(out["restart_s"] + time.perf_counter() - started, 2)
+            out["rss_restarted_mb"] = round(rss_mb(server_pid(store)))
+        finally:
+            store.close()
+        out["restart_s"] = round(out["restart_s"], 2)
+    out["start_s"] = round(out["start_s"], 2)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return out
+
+
+# ------------------------------------------------------------------------------- aggregation
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median of every numeric field over the rounds (strings: the set of values seen)."""
+    out: dict[str, Any] = {}
+    for key in runs[0]:
+        values = [r[key] for r in runs if key in r]
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            out[key] = round(float(statistics.median(values)), 3)
+        else:
+            seen = sorted({str(v) for v in values})
+            out[key] = seen[0] if len(seen) == 1 else seen
+    return out
+
+
+def rounds(
+    label: str,
+    path: Path,
+    work: Path,
+    args: argparse.Namespace,
+    repeats: int,
+    *,
+    queries: Sequence[Subgraph] = (),
+    question_ids: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``--repeats`` rounds of both backends (alternating order); medians and ratios."""
+    runs: dict[str, list[dict[str, Any]]] = {b: [] for b in BACKENDS}
+    for round_no in range(repeats):
+        order = BACKENDS if round_no % 2 == 0 else BACKENDS[::-1]
+        for backend in order:
+            print(f"[{label}] round {round_no + 1}: {backend} ...", file=sys.stderr, flush=True)
+            run = run_backend(backend, path, work, args, queries=queries, question_ids=question_ids)
+            run["round"] = round_no + 1
+            runs[backend].append(run)
+            print(f"[{label}] {json.dumps(run)}", file=sys.stderr, flush=True)
+    summary = {b: medians(runs[b]) for b in BACKENDS}
+    ratios = {}
+    for key, value in summary["neo4j"].items():
+        base = summary["falkordb"].get(key)
+        if isinstance(value, float) and isinstance(base, float) and base:
+            ratios[key] = round(value / base, 2)
+    agree = {
+        key: all(runs["falkordb"][i][key] == runs["neo4j"][i][key] for i in range(repeats))
+        for key in ("related_answers", "questions_examples")
+        if key in runs["falkordb"][0]
+    }
+    return {
+        "label": label,
+        "median": summary,
+        "ratio_neo4j_over_falkordb": ratios,
+        "backends_agree": agree,
+        "runs": runs,
+    }
+
+
+def read_scenes(path: Path, settings: Settings) -> list[SceneGraph]:
+    job = gqa_job([path], SPLIT, settings)
+    return [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
+
+
+def synthetic_file(work: Path, images: int, seed: int) -> Path:
+    path = work / f"gqa-{images}-seed{seed}" / f"{SPLIT}_sceneGraphs.json"
+    if not path.exists():
+        synthetic.write("gqa", path, images=images, seed=seed, split=SPLIT)
+    return path
+
+
+# ------------------------------------------------------------------------------- report
+def _fmt(value: Any, unit: str) -> str:
+    if not isinstance(value, float):
+        return "–"
+    if unit == "/s" or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| section | measure | falkordb | neo4j | neo4j/falkordb | better |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for section in results:
+        med, ratio = section["median"], section["ratio_neo4j_over_falkordb"]
+        for key, label, unit, higher in ROWS:
+            if key not in med["falkordb"] or key not in med["neo4j"]:
+                continue
+            f, n = med["falkordb"][key], med["neo4j"][key]
+            better = "–"
+            if isinstance(f, float) and isinstance(n, float) and f != n:
+                better = "neo4j" if (n > f) == higher else "falkordb"
+            r = ratio.get(key)
+            lines.append(
+                f"| {section['label']} | {label}{f' ({unit})' if unit not in ('', '/s') else ''} "
+                f"| {_fmt(f, unit)} | {_fmt(n, unit)} | {f'{r:.2f}' if r is not None else '–'} "
+                f"| {better} |"
+            )
+        agree = ", ".join(
+            f"{k}: {'yes' if v else 'NO'}" for k, v in section["backends_agree"].items()
+        )
+        loads = sorted(
+            {
+                v
+                for b in BACKENDS
+                for run in section["runs"][b]
+                for k, v in run.items()
+                if k.endswith("load_average")
+            }
+        )
+        lines.append(
+            f"| {section['label']} | backends agree ({agree or 'n/a'}); load average "
+            f"{min(loads):.1f}–{max(loads):.1f} | | | | |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--scales",
+        type=float,
+        nargs="+",
+        default=[0.1, 1.0],
+        help="Fractions of GQA's 85,000 images.",
+    )
+    parser.add_argument("--repeats", type=int, default=2, help="Rounds of both backends.")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--passes", type=int, default=2, help="Warm passes per round.")
+    parser.add_argument("--sources", type=int, default=100, help="Question source images.")
+    parser.add_argument("--question-scales", type=float, nargs="*", default=[0.1])
+    parser.add_argument(
+        "--repeats-large",
+        type=int,
+        default=1,
+        help=f"Rounds at scales >= {LARGE_SCALE:g} (a 1x Neo4j load takes over ten minutes).",
+    )
+    parser.add_argument("--sample-images", type=int, default=100, help="0 skips the sample.")
+    parser.add_argument(
+        "--sample-sources",
+        type=int,
+        default=20,
+        help="Question source images of the sample (0: all; Neo4j made ~15 q/s in the smoke run).",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--startup-timeout", type=float, default=300.0)
+    parser.add_argument("--neo4j-heap", default="2g")
+    parser.add_argument("--neo4j-pagecache", default="2g")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "covr-bb")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results" / "backends.json",
+    )
+    args = parser.parse_args()
+    if min(args.passes, args.repeats, args.repeats_large) < 1:
+        parser.error("--passes, --repeats and --repeats-large must be at least 1")
+    args.work.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    report: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "load_average_start": [round(x, 2) for x in os.getloadavg()],
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "sections": results,
+    }
+
+    def save() -> None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+    plain = settings_for("falkordb", args.work, args)  # reading files, drawing queries
+    if args.sample_images:
+        path = synthetic_file(args.work, args.sample_images, args.seed)
+        ids: list[str] = sorted(s.image_id for s in read_scenes(path, plain))
+        ids = ids[: args.sample_sources or None]
+        label = f"sample {args.sample_images} ({len(ids)} sources)"
+        results.append(rounds(label, path, args.work, args, args.repeats, question_ids=ids))
+        save()
+    for scale in args.scales:
+        images = round(scale * GQA_IMAGES)
+        path = synthetic_file(args.work, images, args.seed)
+        scenes = read_scenes(path, plain)
+        queries = pick_queries(scenes, args.queries, args.seed, plain)
+        ids = []
+        if any(abs(scale - q) < 1e-9 for q in args.question_scales):
+            ids = sorted(s.image_id for s in scenes)[: args.sources]
+        del scenes
+        gc.collect()
+        repeats = args.repeats_large if scale >= LARGE_SCALE else args.repeats
+        label = f"{scale:g}x ({images:,})"
+        results.append(
+            rounds(label, path, args.work, args, repeats, queries=queries, question_ids=ids)
+        )
+        save()
+    save()
+    print(table(results))
+    print(
+        f"\nload average at start {report['load_average_start']}, at end "
+        f"{report['load_average_end']}; JSON: {args.json}"
+    )
+
+
+if __name__ == "__main__":
+    main()
