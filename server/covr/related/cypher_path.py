@@ -316,6 +316,8 @@ def _nodes(g: Subgraph) -> dict[str, list[tuple[str, str, str]]]:
 _LABEL_OF = {"o": "Object", "r": "Relation", "m": "RelMod"}
 _POSITION_OF = {"o": "object", "r": "relation", "m": "relmod"}
 _LETTER_OF = {kind: letter for letter, kind in _POSITION_OF.items()}
+# Parameter letters of every position kind (relation and relmod both start with "r").
+_PARAM_LETTER = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}
 
 
 def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
@@ -363,7 +365,7 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
                 if rules[pos].op == "eq":
                     continue  # a fixed position never differs
                 pkind, pindex = parse_position(pos)
-                param = f"{prefix}_eq_{pkind[0]}{pindex}"
+                param = f"{prefix}_eq_{_PARAM_LETTER[pkind]}{pindex}"
                 params[param] = name_at(g, pos)
                 fragment = "change_attribute" if pkind == "attribute" else "change_name"
                 changes.append(render(fragment, p=param, v=node))
@@ -460,8 +462,7 @@ def _combined_text(
 
     def changes(i: int | None, pos: str) -> list[str]:
         kind, index = parse_position(pos)
-        letter = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}[kind]
-        param = f"{prefix}_eq_{letter}{index}"
+        param = f"{prefix}_eq_{_PARAM_LETTER[kind]}{index}"
         params[param] = name_at(g, pos)
         if kind == "attribute":
             return [render("change_attribute", p=param, v=f"o{index}")]

@@ -125,6 +125,19 @@ def test_counting_anchored_query_matches_golden_text() -> None:
     assert "d0_eq_m0" not in params  # fixed positions are not counted
 
 
+def test_counting_keeps_a_relation_and_a_relmod_apart() -> None:
+    """relation@0 and relmod@0 both edited: two parameters, each with its own name (they once
+    shared ``eq_r0``, so the relation was compared with the rel-mod's name and counted as an
+    edit)."""
+    g = Subgraph.from_key("man-(holding|onto:dog)->table")
+    rules = exact_rules(g)
+    rules["relation@0"] = Rule("eq_or_in", "holding", ("carrying",))
+    rules["relmod@0"] = Rule("eq_or_in", "onto", ("into",))
+    _, params = anchored_query([AnchoredBranch(g, rules, "object@0", None, 0, max_changes=2)])
+    assert params["d0_eq_r0"] == "holding"
+    assert params["d0_eq_m0"] == "onto"
+
+
 def test_anchor_must_be_a_fixed_name() -> None:
     g = Subgraph.from_key("man[tall]")
     with pytest.raises(BuilderError, match="anchor"):
