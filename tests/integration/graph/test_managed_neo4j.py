@@ -10,6 +10,7 @@ import pytest
 
 from covr.graph import DataDirLocked, open_store
 from covr.graph.managed import pid_runs
+from covr.graph.neo4j_backend import Neo4jStore
 from covr.graph.neo4j_server import LAUNCHER_CLASS, ManagedNeo4j
 from tests.integration.conftest import make_settings
 
@@ -19,6 +20,7 @@ from tests.integration.conftest import make_settings
 def test_a_killed_server_is_restarted_with_its_data(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, "neo4j")
     with open_store(settings) as store:
+        assert isinstance(store, Neo4jStore)
         assert isinstance(store.server, ManagedNeo4j)
         store.apply_schema()
         store.write("CREATE (:Image {id: $id, source: 'test', split: 'val'})", {"id": "test:1"})
