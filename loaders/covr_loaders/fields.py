@@ -49,6 +49,8 @@ def as_name(value: Any, where: str) -> str:
         raise RecordError(where, "must not be empty")
     if "\x00" in text:
         raise RecordError(where, "contains a NUL character")
+    if "\x01" in text:  # FalkorDB's indexes cannot find such a string (covr.scene.model)
+        raise RecordError(where, "contains the control character U+0001")
     return text
 
 

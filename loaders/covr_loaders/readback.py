@@ -75,7 +75,8 @@ def store_digest(store: GraphStore, page: int = 500) -> Digest:
         for r in store.read(catalog.get("admin/count_relationships_by_type"))
     }
 
-    def graphs() -> Iterable[SceneGraph]:
+    def stored_ids() -> list[str]:
+        out: list[str] = []
         after = ""
         while True:
             ids = [
@@ -85,10 +86,18 @@ def store_digest(store: GraphStore, page: int = 500) -> Digest:
                 )
             ]
             if not ids:
-                return
-            found = get_scene_graphs(store, ids)
-            yield from (found[i] for i in ids if i in found)
+                return out
+            out += ids
             after = ids[-1]
+
+    def graphs() -> Iterable[SceneGraph]:
+        # sorted here: the stores' string orders differ (Neo4j sorts in UTF-16 order), and the
+        # checksum must not depend on which store computed it
+        ids = sorted(stored_ids())
+        for start in range(0, len(ids), page):
+            chunk = ids[start : start + page]
+            found = get_scene_graphs(store, chunk)
+            yield from (found[i] for i in chunk if i in found)
 
     return Digest(
         {k: labels.get(k, 0) for k in LOADER_LABELS},

@@ -60,7 +60,9 @@ def _read_store_scenes(store: Any, split: str) -> list[SceneGraph]:
         found = get_scene_graphs(store, ids)
         out += [found[i] for i in ids if i in found and found[i].split == split]
         after = ids[-1]
-    return out
+    # in Python's order: the stores order ids differently (Neo4j in UTF-16 order), and the
+    # generated examples must not depend on the store
+    return sorted(out, key=lambda s: s.image_id)
 
 
 def _read_store(split: str) -> list[SceneGraph]:

@@ -173,7 +173,15 @@ class Neo4jStore(GraphStore):
             raise StoreUnavailable(f"{statement.name}: Neo4j at {self.location}: {exc}") from exc
         except ClientError as exc:
             code = exc.code or ""
-            if "TransactionTimedOut" in code or "Timeout" in code:
+            # A write stopped by its timeout while it waits for or takes a lock reports
+            # LockClientStopped ("terminated ... ran longer than the configured transaction
+            # timeout") instead of TransactionTimedOut (measured on 5.26, for some writes).
+            stopped = (
+                "LockClientStopped" in code
+                and timeout is not None
+                and time.perf_counter() - started >= timeout
+            )
+            if "TransactionTimedOut" in code or "Timeout" in code or stopped:
                 raise QueryTimeout(
                     statement.name, f"timed out after {timeout} s: {exc.message or exc}"
                 ) from exc

@@ -201,6 +201,13 @@ def _check_name(value: object, where: str) -> None:
         raise SceneGraphError(where, f"must be a non-empty string, got {value!r}")
     if "\x00" in value:
         raise SceneGraphError(where, "may not contain a NUL character")
+    # FalkorDB 4.16's indexes cannot find a string that starts or ends with whitespace or holds
+    # U+0001, and its unique-constraint check crashes the server on one (measured; the readers
+    # trim names, so only scene graphs built elsewhere, such as imports, can have them)
+    if value != value.strip():
+        raise SceneGraphError(where, f"may not start or end with whitespace: {value!r}")
+    if "\x01" in value:
+        raise SceneGraphError(where, "may not contain the control character U+0001")
 
 
 def _check_number(value: object, where: str, *, optional: bool = True) -> None:

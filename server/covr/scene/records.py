@@ -13,6 +13,7 @@ deterministic, so re-loading a file produces the same keys.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,6 +48,32 @@ def relmod_key(image_id: str, relation_id: str, relmod_id: str) -> str:
     return f"{relation_key(image_id, relation_id)}{KEY_SEP}{relmod_id}"
 
 
+MAX_STORED_FLOAT = 1.79769313486231e308
+"""The largest double with 15 significant digits: larger ones print as infinity on FalkorDB."""
+
+
+def stored_number(value: Number) -> Number:
+    """A number as both stores return it: integers exact, floats to 15 significant digits.
+
+    FalkorDB prints every double of a reply with 15 significant digits (``%.15g``), Neo4j returns
+    it exactly, so a double with 16 or 17 digits came back different from each store (and
+    changed on FalkorDB). A double rounded to 15 digits survives both (any 15-digit decimal
+    round-trips through a double), so this is applied on the way in; values that already have at
+    most 15 digits (every integer, 0.5, 12.25, ...) are unchanged. The few doubles beyond
+    :data:`MAX_STORED_FLOAT` would print as infinity and are clamped to it.
+    """
+    if type(value) is not float:
+        return value
+    rounded = float(f"{value:.15g}")
+    if math.isinf(rounded):
+        return math.copysign(MAX_STORED_FLOAT, value)
+    return rounded
+
+
+def _stored_extra(value: ExtraValue) -> ExtraValue:
+    return stored_number(value) if type(value) is float else value
+
+
 def image_properties(graph: SceneGraph) -> dict[str, Any]:
     """Properties of the ``(:Image)`` node: core fields plus extras, ``None`` left out."""
     props: dict[str, Any] = {
@@ -56,10 +83,10 @@ def image_properties(graph: SceneGraph) -> dict[str, Any]:
         "original_id": graph.original_id,
     }
     if graph.width is not None:
-        props["width"] = graph.width
+        props["width"] = stored_number(graph.width)
     if graph.height is not None:
-        props["height"] = graph.height
-    props.update(graph.extras)
+        props["height"] = stored_number(graph.height)
+    props.update({k: _stored_extra(v) for k, v in graph.extras.items()})
     return props
 
 
@@ -91,10 +118,10 @@ def to_store_row(graph: SceneGraph) -> dict[str, Any]:
                 obj.id,
                 obj.name,
                 list(obj.attributes),
-                box.x if box else None,
-                box.y if box else None,
-                box.w if box else None,
-                box.h if box else None,
+                stored_number(box.x) if box else None,
+                stored_number(box.y) if box else None,
+                stored_number(box.w) if box else None,
+                stored_number(box.h) if box else None,
                 list(obj.synsets) if obj.synsets else None,
                 list(obj.names) if obj.names else None,
             ]

@@ -81,6 +81,12 @@ NO_SEEK: dict[str, str] = {
     "stats/objects": "recounts object statistics over every image",
     "stats/relations": "recounts relation statistics over every image",
     "stats/relmods": "recounts rel-mod statistics over every rel-mod",
+    # paging by a computed id: correct on both engines, at the price of a label scan per page
+    "load/image_ids_after": "pages by a computed id (docs/graph-store.md, cypher-portable notes: "
+    "an index-backed string range skips non-ASCII ids on FalkorDB and orders differently on "
+    "Neo4j); a label scan + Top per page, used by store digests and `covr generate`",
+    "service/image_ids_page": "ListImages pages by a computed id, for the same reason as "
+    "load/image_ids_after",
 }
 
 STATEMENTS = [s for s in catalog.all_statements() if s.runs_on("neo4j")]
