@@ -49,7 +49,7 @@ __all__ = [
 def test_catalog_runs_on_the_external_store(
     store: GraphStore, statement: catalog.Statement
 ) -> None:
-    backend = "neo4j" if store.backend.value == "neo4j" else "falkordb"
+    backend = store.backend.dialect
     if not statement.runs_on(backend):
         pytest.skip(f"{statement.name} is for the other backend")
     if statement.name.startswith("schema/"):

@@ -21,6 +21,7 @@ NEO4J_ENV = {"COVR_NEO4J_BOLT_PORT": "0", "COVR_NEO4J_HEAP": "768m", "COVR_NEO4J
 
 
 def quickstart(data_dir: Path, backend: str) -> tuple[dict[str, Any], bytes]:
+    data_dir.mkdir(parents=True)
     out = data_dir / "q.jsonl"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
