@@ -45,6 +45,8 @@ def test_quickstart_output_is_the_same_on_neo4j(tmp_path: Path) -> None:
     neo4j_report, neo4j_examples = quickstart(tmp_path / "neo4j", "neo4j")
     assert falkor_report["store"].pop("backend") == "embedded"
     assert neo4j_report["store"].pop("backend") == "managed-neo4j"
+    for report, name in ((falkor_report, "falkordb"), (neo4j_report, "neo4j")):
+        assert report["questions"].pop("file") == str(tmp_path / name / "q.jsonl")
     assert neo4j_report == falkor_report
     assert neo4j_report["store"]["totals"]["images"] == 24
     assert neo4j_examples == falkor_examples
