@@ -132,7 +132,10 @@ class Neo4jStore(GraphStore):
         self._connect()
 
     def _connect(self) -> None:
+        previous: str | None = getattr(self, "location", None)
         self.location = self.server.uri if self.server is not None else self.settings.graph_uri
+        if previous is not None and previous != self.location:
+            drop_driver(previous, self._auth[0])  # a restart on a new port: the old pool is dead
         retry = MANAGED_RETRY_S if self.server is not None else 30.0
         self._driver = shared_driver(self.settings, self.location, self._auth, retry_s=retry)
 
