@@ -233,7 +233,10 @@ def test_the_lists_name_neo4j_statements_once() -> None:
     assert len(listed) == len(set(listed)), "a statement is in both lists"
     # the statements the service runs per request are never let off the strict rule
     strict = ("match/scene_graph", "match/scene_graphs", "match/related/postings_", "service/")
-    assert not [n for n in listed if n.startswith(strict)]
+    # ...except ListImages' paging, which scans on purpose (computed-id paging: see NO_SEEK) until
+    # an index-backed order that is right on both engines is found
+    accepted = ("service/image_ids_page",)
+    assert not [n for n in listed if n.startswith(strict) and n not in accepted]
 
 
 # -- queries of the related-image builders -------------------------------------------------------
