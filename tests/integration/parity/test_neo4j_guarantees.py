@@ -125,16 +125,27 @@ def wait_until_gone(store: GraphStore, text: str, within: float = 10.0) -> list[
     return left
 
 
+def timed_out_call(
+    store: GraphStore, call: Callable[[], object], marker: str
+) -> tuple[BaseException | None, list[str]]:
+    """Run ``call`` (expected to time out) in a thread; then the server's transactions whose
+    query holds ``marker`` that are still running (each terminated, so no test leaves one)."""
+    try:
+        error = call_in_thread(call, PROMPTLY_S)
+    finally:
+        left = wait_until_gone(store, marker)
+        if left:
+            terminate(store, marker)
+    return error, left
+
+
 def test_a_read_timeout_is_enforced_by_the_server(neo4j_store: GraphStore) -> None:
     put(neo4j_store, list(synthetic.generate(10, seed=2, split="val")))
     before = state(neo4j_store)
     started = time.monotonic()
-    try:
-        error = call_in_thread(lambda: neo4j_store.read(SLOW_READ, timeout=0.5), PROMPTLY_S)
-    finally:
-        left = wait_until_gone(neo4j_store, "range(1, 100000)")
-        if left:
-            terminate(neo4j_store, "range(1, 100000)")
+    error, left = timed_out_call(
+        neo4j_store, lambda: neo4j_store.read(SLOW_READ, timeout=0.5), "range(1, 100000)"
+    )
     elapsed = time.monotonic() - started
     assert isinstance(error, QueryTimeout), error
     assert stopped_by_the_server(error)
@@ -153,12 +164,9 @@ def test_a_read_timeout_is_enforced_by_the_server(neo4j_store: GraphStore) -> No
 def test_a_write_stopped_by_its_timeout_is_rolled_back(neo4j_store: GraphStore) -> None:
     put(neo4j_store, list(synthetic.generate(10, seed=3, split="val")))
     before = state(neo4j_store)
-    try:
-        error = call_in_thread(lambda: neo4j_store.write(SLOW_WRITE, timeout=0.5), PROMPTLY_S)
-    finally:
-        left = wait_until_gone(neo4j_store, "range(1, 100000000)")
-        if left:
-            terminate(neo4j_store, "range(1, 100000000)")
+    error, left = timed_out_call(
+        neo4j_store, lambda: neo4j_store.write(SLOW_WRITE, timeout=0.5), "range(1, 100000000)"
+    )
     assert isinstance(error, QueryTimeout), error
     assert stopped_by_the_server(error)
     assert left == []
