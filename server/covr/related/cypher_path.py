@@ -205,7 +205,7 @@ def _branch_text(
     for k, mod in enumerate(g.relmods):
         incoming[mod.object] = ("relmod", k)
     clauses = [
-        _clause(render("images"), [render("image_in", ids=f"{prefix}_ids")]),
+        render("images", ids=f"{prefix}_ids"),
         render("with", bound="i"),
         _clause(render("root", o="o0"), object_conditions(0)),
     ]
@@ -496,7 +496,7 @@ def _combined_text(
         incoming[mod.object] = ("relmod", k)
     conds, counts = object_parts(0)
     clauses = [
-        _clause(render("images"), [render("image_in", ids=f"{prefix}_ids")]),
+        render("images", ids=f"{prefix}_ids"),
         render("with", bound="i"),
         _clause(render("root", o="o0"), conds),
     ]

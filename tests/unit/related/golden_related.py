@@ -16,16 +16,16 @@ SHAPES = {
 
 EXACT = {
     "single": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
   AND $b0_a0 IN o0.attributes
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name] AS names, [o0.attributes] AS attributes, [] AS relation_names, [] AS relmod_names""",
     "hop": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
@@ -37,8 +37,8 @@ WHERE r0.name = $b0_r0
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names""",
     "chain": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
@@ -56,8 +56,8 @@ WHERE r1.name = $b0_r1
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
     "v": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
@@ -74,8 +74,8 @@ WHERE r1.name = $b0_r1
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
     "frame_1": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
@@ -92,8 +92,8 @@ WHERE m0.name = $b0_m0
   AND o2 <> o1
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name] AS relation_names, [m0.name] AS relmod_names""",
     "frame_3": """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name = $b0_o0
@@ -127,8 +127,8 @@ RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name, o3.name, o4
 }
 
 UNION = """\
-MATCH (i:Image)
-WHERE i.id IN $b0_ids
+UNWIND $b0_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name <> $b0_o0_x
@@ -141,8 +141,8 @@ WHERE r0.name = $b0_r0
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names
 UNION ALL
-MATCH (i:Image)
-WHERE i.id IN $b1_ids
+UNWIND $b1_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE o0.name IN $b1_o0
@@ -209,8 +209,8 @@ RETURN DISTINCT i.id AS image_id, $d0_tag AS tag, [o0.name, o1.name, o2.name] AS
 COMBINED_KEY = "man[tall]-(wearing)->hat[red]"
 
 COMBINED = """\
-MATCH (i:Image)
-WHERE i.id IN $c_ids
+UNWIND $c_ids AS image_id
+MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE NOT o0.name IN $c_o0
