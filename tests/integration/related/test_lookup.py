@@ -298,7 +298,8 @@ def test_a_new_load_invalidates_cached_results(store: GraphStore, settings: Sett
 def assert_image_anchor(lines: list[str]) -> None:
     """The plan starts from the batch's ids (Unwind) and seeks each in the Image.id index."""
     leaves = [line.strip() for line in lines[-2:]]
-    assert leaves[1] == "Unwind" and "Node By Index Scan | (i:Image)" in leaves[0], "\n".join(lines)
+    assert leaves[1] == "Unwind", "\n".join(lines)
+    assert "Node By Index Scan | (i:Image)" in leaves[0], "\n".join(lines)
 
 
 @pytest.mark.backends(
