@@ -73,7 +73,7 @@ models: setup ## retrain both ONNX classifiers from the project's resources (sam
 	$(BIN)/covr models train exclusivity --seed 0
 	$(BIN)/covr models train presence --seed 0
 
-proto: setup ## regenerate the gRPC stubs of proto/covr/v1 into clients/python/covr_client/_proto
+proto: setup ## regenerate the gRPC stubs of proto/covr/v1: the server's (server/covr/v1) and the SDK's (covr_client/_proto)
 	$(BIN)/python scripts/gen_proto.py
 
 clean: ## remove the virtual environment and node modules (not your data)

@@ -31,7 +31,7 @@ from covr.scene.subgraph import (
 )
 from covr.scene.text import describe
 from covr.service.errors import FieldViolation, InvalidArgument
-from covr_client._proto import questions_pb2, scene_pb2
+from covr.v1 import questions_pb2, scene_pb2
 
 MAX_SUBGRAPH_PARTS = 32
 """More parts than any valid subgraph can have (DESIGN §4); refused before the rules run."""

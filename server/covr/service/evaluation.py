@@ -17,7 +17,7 @@ from typing import Any
 from covr.service.errors import FieldViolation, InvalidArgument
 from covr.splits.evaluate import evaluate
 from covr.splits.examples import check_example
-from covr_client._proto import evaluation_pb2
+from covr.v1 import evaluation_pb2
 
 MAX_EXAMPLES = 500_000
 """Examples of one kind in one request (the message size limit usually binds first)."""

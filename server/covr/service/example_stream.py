@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from covr.service.convert import example_fields
-from covr_client._proto import questions_pb2
+from covr.v1 import questions_pb2
 
 Example = dict[str, Any]
 

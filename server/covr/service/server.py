@@ -34,7 +34,7 @@ from covr.service.metrics import metrics, start_metrics_http
 from covr.service.rooms import Rooms, open_rooms
 from covr.service.servicer import CovrServicer
 from covr.settings import Settings
-from covr_client._proto import service_pb2, service_pb2_grpc
+from covr.v1 import service_pb2, service_pb2_grpc
 
 log = logging.getLogger("covr.service")
 

@@ -53,7 +53,7 @@ from covr.service.example_stream import stream_examples
 from covr.service.interceptors import cancelled_event
 from covr.service.rooms import Rooms
 from covr.settings import Settings
-from covr_client._proto import (
+from covr.v1 import (
     evaluation_pb2,
     questions_pb2,
     related_pb2,

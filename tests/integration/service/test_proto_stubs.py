@@ -1,4 +1,4 @@
-"""The committed stubs equal a fresh generation from proto/ (scripts/gen_proto.py)."""
+"""Both committed copies of the stubs equal a fresh generation from proto/ (scripts/gen_proto.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,9 +22,11 @@ def _gen_module() -> Any:
     return module
 
 
-def test_committed_stubs_match_the_proto_files() -> None:
+@pytest.mark.parametrize("which", ["SERVER", "SDK"])
+def test_committed_stubs_match_the_proto_files(which: str) -> None:
     gen = _gen_module()
-    assert gen.differences() == [], "run `make proto` and commit the regenerated stubs"
+    target = getattr(gen, which)
+    assert gen.differences(target.out_dir, target) == [], "run `make proto` and commit the stubs"
 
 
 def test_a_changed_stub_is_detected(tmp_path: Path) -> None:
@@ -34,10 +38,15 @@ def test_a_changed_stub_is_detected(tmp_path: Path) -> None:
     assert gen.differences(copy) == ["scene_pb2.py"]
 
 
+def test_the_server_copy_keeps_protoc_import_names() -> None:
+    text = (ROOT / "server" / "covr" / "v1" / "service_pb2_grpc.py").read_text()
+    assert "from covr.v1 import" in text
+    assert "covr_client" not in text
+
+
 def test_stubs_do_not_import_the_server() -> None:
-    stub_dir = ROOT / "clients" / "python" / "covr_client"
-    for path in stub_dir.rglob("*.py"):
-        if path.name == "testing.py":  # the test helper starts a server by design
+    for path in (ROOT / "clients" / "python" / "covr_client").rglob("*.py"):
+        if path.name == "testing.py":  # starts a server in-process until it becomes a subprocess
             continue
         text = path.read_text()
         assert "from covr." not in text, path
