@@ -423,6 +423,23 @@ class Settings(BaseSettings):
         default=1, ge=1, le=256, description="Worker processes of covr generate by default."
     )
 
+    # -- covr render / covr view (issue 18; docs/view.md) --
+    images_dir: Path | None = Field(
+        default=None,
+        description="Folder of the photos drawn under the boxes (<source>/<id>.jpg or <id>.jpg); "
+        "unset: a neutral canvas.",
+    )
+    view_host: str = Field(
+        default="127.0.0.1",
+        description="Address covr view listens on (local only by default: it has no auth).",
+    )
+    view_port: int = Field(
+        default=8765, ge=0, le=65535, description="Port of covr view (0: any free port)."
+    )
+    view_page_size: int = Field(
+        default=25, ge=1, le=500, description="Examples per page in covr view."
+    )
+
     @field_validator("graph_uri")
     @classmethod
     def _check_uri(cls, value: str) -> str:
