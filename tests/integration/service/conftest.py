@@ -4,7 +4,7 @@
 source names so they do not disturb each other) and runs once per backend: over an embedded
 FalkorDB of its own, and over the session's managed Neo4j (emptied and loaded with the samples).
 Tests that need special settings (auth, TLS, tiny capacity) start their own with
-:func:`covr_client.testing.running_server` on the embedded store: they test the service's own
+:func:`tests.support.service_server.running_server` on the embedded store: they test the service's own
 mechanics, which do not depend on the store.
 """
 
@@ -20,8 +20,8 @@ from covr.graph import GraphStore
 from covr.settings import Settings
 from covr_client import Client
 from covr_client._proto import service_pb2_grpc
-from covr_client.testing import TestServer, running_server
 from covr_loaders.samples import load_bundled_samples
+from tests.support.service_server import TestServer, running_server
 
 
 @pytest.fixture(scope="module")

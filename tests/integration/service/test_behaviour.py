@@ -33,7 +33,7 @@ from covr_client import (
 )
 from covr_client._proto import service_pb2_grpc, store_pb2
 from covr_client.config import KEEPALIVE_TIME_S, NO_RETRY
-from covr_client.testing import TestServer, running_server
+from tests.support.service_server import TestServer, running_server
 
 
 class RecordingStore(DeadlineStore):

@@ -12,7 +12,7 @@ import pytest
 
 from covr.splits.evaluate import evaluate
 from covr_client import AsyncClient, Client, InvalidArgumentError
-from covr_client.testing import TestServer
+from tests.support.service_server import TestServer
 from tests.unit.splits.test_evaluate import EASINESS, GOLD, IID, PREDICTIONS, TRAIN
 
 pytestmark = pytest.mark.integration

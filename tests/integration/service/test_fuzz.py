@@ -26,8 +26,8 @@ from covr_client._proto import (
     service_pb2_grpc,
     store_pb2,
 )
-from covr_client.testing import TestServer, running_server
 from tests.integration.service.test_injection import INJECTIONS
+from tests.support.service_server import TestServer, running_server
 from tests.unit.splits.test_evaluate import GOLD as EVAL_GOLD
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -29,11 +29,11 @@ from covr_client import (
 )
 from covr_client._proto import questions_pb2, scene_pb2, service_pb2_grpc
 from covr_client.config import NO_RETRY
-from covr_client.testing import TestServer, running_server
 from covr_loaders.readback import get_scene_graph
 from tests.integration.service.conftest import rpc_code
 from tests.integration.service.test_behaviour import RecordingStore
 from tests.support.question_oracle import Fail, Oracle
+from tests.support.service_server import TestServer, running_server
 
 pytestmark = pytest.mark.integration
 
@@ -95,21 +95,26 @@ def test_questions_about_a_subgraph_are_executed_and_about_it(
 def test_subgraph_questions_equal_the_engine_on_the_same_store(
     server: TestServer, client: Client
 ) -> None:
-    from covr.questions.generate import choose_source_image, generate_for_subgraph
+    from covr.questions.generate import (
+        GenerationOptions,
+        choose_source_image,
+        generate_for_subgraph,
+    )
     from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
-    from covr.service.servicer import _generation_options
 
     settings = server.service.settings
     lookup = build_lookup(server.store, settings)
     provider = StoreRelated(lookup)
     key = KEYS[0]
     g = DomainSubgraph.from_key(key)
-    request = questions_pb2.GenerateQuestionsRequest(seed=11, split="val")
     positives = lookup.positives(g, split="val", limit=settings.questions_positives + 1, seed=11)
     source = choose_source_image(positives, g, 11)
     expected = generate_for_subgraph(
-        provider, _generation_options(settings, request, "val"), g, source
+        provider,
+        GenerationOptions.from_settings(settings, split="val", seed=11, templates=()),
+        g,
+        source,
     )
     got = list(client.generate_questions(subgraph=key, seed=11, split="val", count=1000))
     assert [e.qid for e in got] == [e["qid"] for e in expected]

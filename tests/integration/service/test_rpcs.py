@@ -11,6 +11,7 @@ import pytest
 
 from covr.graph.report import store_stats
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
+from covr.scene.model import SceneGraph as DomainSceneGraph
 from covr.service.convert import scene_graph_to_proto
 from covr_client import (
     Box,
@@ -27,11 +28,18 @@ from covr_client import (
     SubgraphRelation,
 )
 from covr_client._proto import questions_pb2, related_pb2, scene_pb2, service_pb2_grpc, store_pb2
-from covr_client.testing import TestServer, running_server
 from covr_loaders.jsonio import ByteCounter
 from covr_loaders.readback import get_scene_graph
 from covr_loaders.samples import sample_jobs
 from tests.integration.service.conftest import rpc_code
+from tests.support.service_server import TestServer, running_server
+
+
+def sdk_scene_graph(stored: DomainSceneGraph) -> SceneGraph:
+    """A server-side scene graph as the SDK decodes it from the wire (server stubs -> bytes ->
+    SDK stubs), to compare what the service sends with what it stored."""
+    wire = scene_graph_to_proto(stored).SerializeToString()
+    return SceneGraph.from_proto(scene_pb2.SceneGraph.FromString(wire))
 
 
 def graph(original_id: str, *, source: str = "svc", name: str = "man") -> SceneGraph:
@@ -74,7 +82,7 @@ def test_get_scene_graph_returns_what_the_loaders_stored(
         assert stored is not None
         got = client.get_scene_graph(image_id)
         assert got.image_id == image_id
-        assert got == SceneGraph.from_proto(scene_graph_to_proto(stored))
+        assert got == sdk_scene_graph(stored)
 
 
 def test_get_scene_graph_errors(client: Client) -> None:
@@ -218,7 +226,7 @@ def test_import_equals_the_batch_loaders(server: TestServer) -> None:
     ]
     assert len(domain) >= 20
     with running_server(samples=False) as empty, empty.client() as c:
-        sent = [SceneGraph.from_proto(scene_graph_to_proto(g)) for g in domain]
+        sent = [sdk_scene_graph(g) for g in domain]
         result = c.import_scene_graphs(sent)
         assert result.written == len(domain)
         assert result.skipped == 0
@@ -391,17 +399,15 @@ def test_import_refuses_ids_that_would_crash_the_store(server: TestServer, clien
 def test_generated_questions_equal_the_engine_on_the_same_store(
     server: TestServer, client: Client
 ) -> None:
-    from covr.questions.generate import check_images, generate_for_image
+    from covr.questions.generate import GenerationOptions, check_images, generate_for_image
     from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
-    from covr.service.servicer import _generation_options
 
     settings = server.service.settings
     provider = StoreRelated(build_lookup(server.store, settings))
     produced = 0
     for image_id in ("gqa:2370799", "gqa:2354786"):
-        request = questions_pb2.GenerateQuestionsRequest(image_id=image_id, seed=5)
-        options = _generation_options(settings, request, "val")
+        options = GenerationOptions.from_settings(settings, split="val", seed=5, templates=())
         check_images(provider, options, [image_id])
         expected = generate_for_image(provider, options, image_id)
         got = list(client.generate_questions(image_id=image_id, seed=5, count=1000))

@@ -21,7 +21,7 @@ from covr_client import (
     Statistics,
 )
 from covr_client.errors import ERROR_CLASSES
-from covr_client.testing import TestServer
+from tests.support.service_server import TestServer
 
 README = Path(__file__).resolve().parents[3] / "clients" / "python" / "README.md"
 
@@ -122,3 +122,17 @@ def test_the_sdk_builds_as_its_own_distribution(tmp_path: Path) -> None:
     assert "covr_client/_proto/scene_pb2.pyi" in names
     assert "covr_client/testing.py" in names
     assert sorted(r.split(">")[0].split("<")[0].strip() for r in requires) == ["grpcio", "protobuf"]
+
+
+def test_the_sdk_test_server_runs_covr_serve_as_a_subprocess() -> None:
+    """``covr_client.testing`` starts the public entry point in a child process with the given
+    settings, and stops it (SIGTERM) when the block ends."""
+    import os
+
+    from covr_client.testing import running_server as sdk_server
+
+    with sdk_server(samples=False, service_token="s3cret") as running, running.client() as c:
+        assert running.process.pid != os.getpid()
+        assert c.health()
+        assert c.statistics().totals.images == 0
+    assert running.process.poll() is not None
