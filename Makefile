@@ -9,10 +9,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 NODE_STAMP := tools/cypher-lint/node_modules/.installed
 NEO4J_STAMP := server/neo4j-launcher/target/.built
-# `make run` builds the managed Neo4j only when it is the chosen store.
-RUN_DEPS := $(PY_STAMP) $(if $(filter neo4j,$(COVR_GRAPH_BACKEND)),$(NEO4J_STAMP))
+# `make run` installs only what running needs (no dev or training extras, no Node/Java) and
+# builds the managed Neo4j only when it is the chosen store.
+RUN_DEPS := $(RUN_STAMP) $(if $(filter neo4j,$(COVR_GRAPH_BACKEND)),$(NEO4J_STAMP))
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
@@ -22,12 +24,18 @@ help: ## list the targets
 
 setup: $(PY_STAMP) $(NODE_STAMP) $(NEO4J_STAMP) ## install Python, Debian, npm and Maven dependencies (once)
 
-$(PY_STAMP): pyproject.toml clients/python/pyproject.toml scripts/setup-system.sh
-	bash scripts/setup-system.sh
+$(RUN_STAMP): pyproject.toml clients/python/pyproject.toml scripts/setup-system.sh
+	bash scripts/setup-system.sh run
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python
+	$(BIN)/python -m pip install --quiet -e . -e clients/python
+	touch $@
+
+# The checks also need the dev tools and the training extra (scikit-learn, onnx: the tests retrain).
+$(PY_STAMP): $(RUN_STAMP)
+	bash scripts/setup-system.sh
+	$(BIN)/python -m pip install --quiet -e '.[dev,train]' -e clients/python
 	touch $@
 
 $(NODE_STAMP): tools/cypher-lint/package.json tools/cypher-lint/package-lock.json scripts/setup-system.sh
@@ -69,9 +77,9 @@ e2e: setup ## end-to-end tests on the Neo4j in COVR_GRAPH_URI, else on the manag
 bench: setup ## the benchmarks of benchmarks/ (numbers go in issue notes)
 	$(BIN)/python benchmarks/bench_graph_store.py
 
-models: setup ## retrain both ONNX classifiers from the project's resources (same metrics)
-	$(BIN)/covr models train exclusivity --seed 0
-	$(BIN)/covr models train presence --seed 0
+models: setup ## retrain both ONNX classifiers from the project's resources and compare with the bundled files
+	$(BIN)/covr models train exclusivity --seed 0 --compare
+	$(BIN)/covr models train presence --seed 0 --compare
 
 proto: setup ## regenerate the gRPC stubs of proto/covr/v1: the server's (server/covr/v1) and the SDK's (covr_client/_proto)
 	$(BIN)/python scripts/gen_proto.py

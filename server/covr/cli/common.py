@@ -7,13 +7,13 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from pydantic import ValidationError
 
-from covr.graph import GraphError, GraphStore, open_store
-from covr.settings import Settings, get_settings
+if TYPE_CHECKING:  # imported where used: `covr --help` must not load pydantic or the drivers
+    from covr.graph import GraphStore
+    from covr.settings import Settings
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
@@ -38,11 +38,16 @@ def choose_backend(backend: str | None) -> None:
     if backend not in ("falkordb", "neo4j"):
         fail(f"--backend: expected falkordb or neo4j, got {backend!r}", EXIT_BAD_INPUT)
     os.environ["COVR_GRAPH_BACKEND"] = backend
-    get_settings.cache_clear()
+    if "covr.settings" in sys.modules:  # nothing to forget when settings were never read
+        sys.modules["covr.settings"].get_settings.cache_clear()
 
 
 def load_settings() -> Settings:
     """The settings, with a readable message naming the bad variable instead of a traceback."""
+    from pydantic import ValidationError
+
+    from covr.settings import get_settings
+
     try:
         return get_settings()
     except ValidationError as exc:
@@ -55,6 +60,8 @@ def load_settings() -> Settings:
 @contextmanager
 def store_session() -> Iterator[GraphStore]:
     """Open the configured store for one command; graph errors become one-line messages."""
+    from covr.graph import GraphError, open_store
+
     settings = load_settings()
     try:
         with open_store(settings) as store:

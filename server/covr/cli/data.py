@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
-from covr.graph import GraphStore, catalog
-from covr.scene.model import SceneGraph, to_gqa_dict
-from covr.settings import Settings
 
-if TYPE_CHECKING:  # the loaders are imported lazily so that `covr --help` stays fast
+if TYPE_CHECKING:  # the loaders and the graph room are imported lazily: `covr --help` stays fast
+    from covr.graph import GraphStore
+    from covr.scene.model import SceneGraph
+    from covr.settings import Settings
     from covr_loaders.writer import LoadJob, LoadSummary
 
 load_app = typer.Typer(
@@ -243,6 +243,7 @@ def load_samples(
 
 def load_samples_if_empty(store: GraphStore) -> None:
     """Load the bundled sample data when the store holds no image yet (``covr quickstart``)."""
+    from covr.graph import catalog
     from covr_loaders.samples import load_bundled_samples
 
     if store.read(catalog.get("load/any_image")):
@@ -285,6 +286,7 @@ def show(
     ),
 ) -> None:
     """Print one stored scene graph as text (or JSON), exactly as it was loaded."""
+    from covr.scene.model import to_gqa_dict
     from covr_loaders.readback import get_scene_graph
 
     with store_session() as store:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from covr.cli.common import (
     BACKEND_HELP,
@@ -16,12 +14,9 @@ from covr.cli.common import (
     print_json,
     store_session,
 )
-from covr.graph import GraphError, open_store
-from covr.graph.embedded import EmbeddedServer
-from covr.graph.managed import ManagedServer
-from covr.graph.neo4j_server import ManagedNeo4j
-from covr.graph.report import COUNT_FIELDS, store_stats
-from covr.settings import Backend
+
+if TYPE_CHECKING:  # the graph room (drivers) is imported by the commands that run
+    from covr.graph.managed import ManagedServer
 
 app = typer.Typer(help="Start, stop, inspect and reset the graph store.", no_args_is_help=True)
 
@@ -33,6 +28,10 @@ BackendOption = Annotated[
 
 def _managed_server(action: str, backend: str | None) -> ManagedServer:
     """The server the project manages for these settings (embedded FalkorDB or Neo4j)."""
+    from covr.graph.embedded import EmbeddedServer
+    from covr.graph.neo4j_server import ManagedNeo4j
+    from covr.settings import Backend
+
     choose_backend(backend)
     settings = load_settings()
     if settings.backend is Backend.MANAGED_NEO4J:
@@ -57,6 +56,8 @@ def start(backend: BackendOption = None) -> None:
     COVR_DATA_DIR only; the managed Neo4j on 127.0.0.1 (Bolt, password in COVR_DATA_DIR/neo4j).
     The schema (constraints and indexes, online) is applied before this returns.
     """
+    from covr.graph import GraphError, open_store
+
     server = _managed_server("start", backend)
     try:
         state = server.start_detached()
@@ -70,6 +71,8 @@ def start(backend: BackendOption = None) -> None:
 @app.command()
 def stop(backend: BackendOption = None) -> None:
     """Stop the store's server (the embedded FalkorDB writes a snapshot first)."""
+    from covr.graph import GraphError
+
     server = _managed_server("stop", backend)
     try:
         was_running = server.stop()
@@ -109,6 +112,11 @@ def reset(
 @app.command()
 def stats(as_json: JsonOption = False) -> None:
     """Node and relationship counts per label, and scene-graph counts per source and split."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from covr.graph.report import COUNT_FIELDS, store_stats
+
     with store_session() as store:
         data = store_stats(store)
     if as_json:

@@ -8,9 +8,9 @@ import typer
 
 from covr.cli import data, db, serve, splits
 from covr.cli import models as models_cli
-from covr.cli import view as view_cli
 from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
+from covr.cli import view as view_cli
 from covr.cli.common import (
     BACKEND_HELP,
     EXIT_BAD_INPUT,
@@ -20,12 +20,17 @@ from covr.cli.common import (
     print_json,
     store_session,
 )
-from covr.graph.report import doctor_report, store_stats
+from covr.cli.helpfmt import CovrGroup
 
 app = typer.Typer(
     help="COVR graph service: scene graphs in a graph database, distractors, questions, splits.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help and usage errors: rendering them with rich costs ~0.4 s of imports on every
+    # `--help`, more than the rest of the start-up (issue 20 targets 0.3 s); the root's mode
+    # applies to every sub-command.
+    rich_markup_mode=None,
+    cls=CovrGroup,
 )
 app.add_typer(db.app, name="db")
 app.add_typer(data.load_app, name="load")
@@ -61,7 +66,7 @@ def doctor(
 
     Exits with 1 when a problem is found (store down, schema missing, indexes not ready).
     """
-    from covr.cli.common import load_settings
+    from covr.graph.report import doctor_report
 
     settings = load_settings()
     with store_session() as store:
@@ -99,6 +104,8 @@ def quickstart(
     with --backend neo4j): start the store, apply the schema, load the bundled
     samples (once), generate questions for the samples' val images through the graph lookup and
     the classifiers, and print what is stored and what was generated (JSON)."""
+    from covr.graph.report import store_stats
+
     settings = load_settings()
     target = out or settings.data_dir / "quickstart.jsonl"
     if out is not None and not out.parent.is_dir():

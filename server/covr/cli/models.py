@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,11 @@ SEED_HELP = "Seed of every random choice (same seed, same data → same metrics)
 OUT_HELP = "Where to write the ONNX file (default: the bundled file under covr/models/resources)."
 MODEL_HELP = "ONNX file to use (default: COVR_MODELS_DIR or the bundled model)."
 JSON_HELP = "Print JSON instead of tables."
+COMPARE_HELP = (
+    "Before overwriting, read the existing file and report whether the new model has the same "
+    "version, thresholds and metrics."
+)
+QUIET_HELP = "No progress bar."
 EXCLUSIVITY_IMAGES = 1000
 PRESENCE_TRAIN_IMAGES = 1200
 PRESENCE_HELDOUT_IMAGES = 400
@@ -77,10 +82,121 @@ def _synthetic(count: int, seed: int) -> list[SceneGraph]:
     return list(synthetic.generate(count, seed=seed))
 
 
+def _served_vocabulary(sample_vocab: dict[Any, set[str]]) -> dict[Any, set[str]]:
+    """Terms the exclusivity model's lexical table covers beyond its training pairs: the
+    samples' names and the synthetic generator's vocabulary (seed 0, what the quick start,
+    tests and benchmarks load), so scoring them never opens WordNet."""
+    from covr_loaders.synthetic import GENERIC_PREDICATES, Generator
+
+    vocab = Generator(0).vocab
+    out: dict[Any, set[str]] = {k: set(v) for k, v in sample_vocab.items()}
+    out["object"].update(w for ws in vocab.nouns.values() for w in ws)
+    out["attribute"].update(w for ws in vocab.attributes.values() for w in ws)
+    out["relation"].update(w for ws in vocab.predicates.values() for w in ws)
+    out["relation"].update(vocab.verbs)
+    out["relation"].update(GENERIC_PREDICATES)
+    return out
+
+
 def _out_path(out: Path | None, name: str) -> Path:
     from covr.models import bundled_model_path
 
     return out if out is not None else bundled_model_path(name)
+
+
+# -- progress, training extra, comparison ------------------------------------------------------
+
+
+class _Stages:
+    """A progress bar over the named steps of a job (each step can take tens of seconds)."""
+
+    def __init__(self, title: str, total: int, *, quiet: bool) -> None:
+        from covr.cli.progress import progress_bar
+
+        self.title = title
+        self.progress = progress_bar(quiet=quiet)
+        self.task = self.progress.add_task(title, total=total)
+        self.started = False
+
+    def __enter__(self) -> _Stages:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def next(self, step: str) -> None:
+        """Mark the previous step done and show ``step`` as the current one."""
+        if self.started:
+            self.progress.advance(self.task)
+        self.started = True
+        self.progress.update(self.task, description=f"{self.title}: {step}")
+
+    def sub(self, description: str, total: int) -> Callable[[int], None]:
+        """A second bar for a step with countable items; returns its ``advance``."""
+        task = self.progress.add_task(f"  {description}", total=total)
+
+        def advance(n: int = 1) -> None:
+            self.progress.advance(task, n)
+
+        return advance
+
+    def done(self) -> None:
+        self.progress.update(self.task, completed=self.progress.tasks[0].total or 0)
+        self.progress.update(self.task, description=f"{self.title}: done")
+
+
+def _require_training_extra() -> None:
+    """Training needs scikit-learn and onnx, which `make run`'s install leaves out."""
+    import importlib.util
+
+    missing = [name for name in ("sklearn", "onnx") if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(
+            "training needs the 'train' extra (scikit-learn, onnx), which is not installed "
+            "(missing: " + ", ".join(missing) + "); install it with "
+            "`.venv/bin/pip install -e '.[train]'` (`make test` installs it too)"
+        )
+
+
+def _previous(path: Path) -> dict[str, Any] | None:
+    """Version, thresholds and metrics of the file about to be replaced (None if absent)."""
+    from covr.models.onnx_io import OnnxHead
+
+    if not path.is_file():
+        return None
+    meta = OnnxHead(path).metadata
+    return {k: meta.get(k) for k in ("version", "thresholds", "metrics")}
+
+
+def _compare(previous: dict[str, Any], path: Path) -> dict[str, Any]:
+    """What changed between the replaced file and the new one (``same`` when nothing did)."""
+    now = _previous(path) or {}
+    differs = {}
+    for key in ("version", "thresholds", "metrics"):
+        old, new = previous.get(key), now.get(key)
+        if old != new:
+            differs[key] = {"before": _loads(old), "after": _loads(new)}
+    return {"same": not differs, "differs": differs}
+
+
+def _loads(value: str | None) -> Any:
+    if value is None or value[:1] not in "[{":
+        return value
+    return json.loads(value)
+
+
+def _print_comparison(compared: dict[str, Any]) -> None:
+    if compared["same"]:
+        typer.echo("same version, thresholds and metrics as the file it replaced")
+        return
+    typer.echo("DIFFERS from the file it replaced:")
+    for key, change in compared["differs"].items():
+        typer.echo(f"  {key}: {json.dumps(change['before'])} -> {json.dumps(change['after'])}")
+    typer.echo(
+        "  (see docs/models.md, 'Reproducibility': same data and seed give the same model on "
+        "one machine; another CPU's BLAS kernels round differently)"
+    )
 
 
 # -- train -------------------------------------------------------------------------------------
@@ -93,37 +209,72 @@ def train_exclusivity_cmd(
     images: int = typer.Option(
         EXCLUSIVITY_IMAGES, "--images", min=10, help="Synthetic images mined for contexts."
     ),
+    compare: bool = typer.Option(False, "--compare", help=COMPARE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Train the exclusivity model (nouns, attributes, relations) and export it to ONNX.
+    """Train the exclusivity model (nouns, attributes, relations) and export it to ONNX, with
+    its lexical table (what WordNet says about every term it knows) beside it.
 
-    Pairs come from App. A contexts mined from synthetic + sample graphs, the lexicon and WordNet
-    neighbours; labels from WordNet and the lexicon's rules; the gold set is held out entirely.
+    Pairs come from contexts mined from synthetic and sample graphs (names seen in the same
+    place), the lexicon and WordNet neighbours; labels come from WordNet and the lexicon's rules;
+    the gold set is held out entirely.
     """
-    from covr.models import EXCLUSIVITY_FILE, open_configured_wordnet
+    _require_training_extra()
+    from covr.models import EXCLUSIVITY_FILE
+
+    path = _out_path(out, EXCLUSIVITY_FILE)
+    previous = _previous(path) if compare else None
+    started = time.perf_counter()
+    with _Stages("training exclusivity", 6, quiet=quiet) as stages:
+        result = _train_exclusivity(seed, images, path, stages)
+    report: dict[str, Any] = {
+        "file": str(path),
+        "version": result.version,
+        "seconds": round(time.perf_counter() - started, 1),
+        "trained_on": result.trained_on,
+        "metrics": result.metrics,
+    }
+    if previous is not None:
+        report["compared"] = _compare(previous, path)
+    if as_json:
+        print_json(report)
+        return
+    typer.echo(f"wrote {path} (version {result.version}) in {report['seconds']} s")
+    _print_exclusivity_table(result.metrics)
+    if previous is not None:
+        _print_comparison(report["compared"])
+
+
+def _train_exclusivity(seed: int, images: int, path: Path, stages: _Stages) -> Any:
+    """The exclusivity recipe, one progress stage per step; writes the table and the model."""
+    from covr.models import open_configured_wordnet
     from covr.models.exclusivity_train import (
         TrainOptions,
         build_pairs,
         export_exclusivity,
         mine_contexts,
         train_exclusivity,
+        write_lexical_table,
     )
     from covr.models.features import Featurizer, Lexicon
     from covr.models.gold import load_gold
     from covr.related.exclusivity import default_exclusivity
 
-    started = time.perf_counter()
     options = TrainOptions(seed=seed)
     lexicon = Lexicon(_lexicon_data())
+    stages.next("opening WordNet")
     featurizer = Featurizer(lexicon, open_configured_wordnet(load_settings()))
-    scenes = _synthetic(images, seed) + _sample_scenes()
-    contexts = mine_contexts(scenes, seed=seed)
+    stages.next("mining contexts")
+    samples = _sample_scenes()
+    contexts = mine_contexts(_synthetic(images, seed) + samples, seed=seed)
     vocab: dict[Any, set[str]] = {"object": set(), "attribute": set(), "relation": set()}
-    for scene in _sample_scenes():
+    for scene in samples:
         vocab["object"].update(o.name for o in scene.objects)
         vocab["attribute"].update(a for o in scene.objects for a in o.attributes)
         vocab["relation"].update(r.name for r in scene.relations)
     gold = load_gold()
+    stages.next("labelling pairs")
     pairs, summary = build_pairs(
         featurizer=featurizer,
         reference=default_exclusivity(),
@@ -133,34 +284,37 @@ def train_exclusivity_cmd(
         options=options,
     )
     summary["sources"] = (
-        f"{images} synthetic images (seed {seed}) + bundled samples ({len(_sample_scenes())} "
+        f"{images} synthetic images (seed {seed}) + bundled samples ({len(samples)} "
         "images) for App. A contexts; WordNet 3.0 (Debian); covr.related lexicon resources"
     )
+    stages.next(f"fitting on {len(pairs)} pairs")
     result = train_exclusivity(
         featurizer=featurizer, pairs=pairs, gold=gold, trained_on=summary, options=options
     )
-    path = _out_path(out, EXCLUSIVITY_FILE)
+    stages.next("writing the lexical table")
+    table = write_lexical_table(path, featurizer, result, _served_vocabulary(vocab))
+    stages.next("writing ONNX")
     export_exclusivity(
-        path, result, lexicon, created_by=f"covr models train exclusivity --seed {seed}"
+        path,
+        result,
+        lexicon,
+        created_by=f"covr models train exclusivity --seed {seed}",
+        lexical_table=table,
     )
-    report = {
-        "file": str(path),
-        "version": result.version,
-        "seconds": round(time.perf_counter() - started, 1),
-        "trained_on": result.trained_on,
-        "metrics": result.metrics,
-    }
-    if as_json:
-        print_json(report)
-        return
-    typer.echo(f"wrote {path} (version {result.version}) in {report['seconds']} s")
-    _print_exclusivity_table(result.metrics)
+    stages.done()
+    return result
 
 
 def mine_presence(
-    scenes: Sequence[SceneGraph], *, seed: int, subgraphs: int, per_side: int = 4
+    scenes: Sequence[SceneGraph],
+    *,
+    seed: int,
+    subgraphs: int,
+    per_side: int = 4,
+    advance: Callable[[int], None] | None = None,
 ) -> list[Mined]:
-    """Simple subgraphs with positives and distractor negatives from the reference matcher."""
+    """Simple subgraphs with positives and distractor negatives from the reference matcher
+    (``advance(1)`` after each one found: the mining is most of a presence job's time)."""
     from covr.models.presence import is_simple
     from covr.models.presence_train import Mined
     from covr.related.exclusivity import default_exclusivity
@@ -203,17 +357,31 @@ def mine_presence(
                 tuple((index.scenes[i].graph, by_image[i]) for i in neg_ids),
             )
         )
+        if advance is not None:
+            advance(1)
     return out
 
 
-def _presence_data(seed: int, subgraphs: int) -> tuple[Any, Any, Any, dict[str, Any]]:
+def _presence_data(
+    seed: int, subgraphs: int, stages: _Stages, *, train: bool = True
+) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """Training scenes, training and held-out examples, summary (``train=False``: evaluation
+    needs only the held-out part, so the training subgraphs are not mined)."""
     from covr.models.presence_train import examples
 
+    stages.next("generating synthetic graphs")
     scenes = _synthetic(PRESENCE_TRAIN_IMAGES + PRESENCE_HELDOUT_IMAGES, seed)
     train_scenes = scenes[:PRESENCE_TRAIN_IMAGES]
     held_scenes = scenes[PRESENCE_TRAIN_IMAGES:] + _sample_scenes()
-    train_mined = mine_presence(train_scenes, seed=seed, subgraphs=subgraphs)
-    held_mined = mine_presence(held_scenes, seed=seed + 1, subgraphs=max(subgraphs // 2, 10))
+    train_mined: list[Mined] = []
+    if train:
+        stages.next("mining training subgraphs")
+        found = stages.sub("training subgraphs", subgraphs)
+        train_mined = mine_presence(train_scenes, seed=seed, subgraphs=subgraphs, advance=found)
+    stages.next("mining held-out subgraphs")
+    held = max(subgraphs // 2, 10)
+    found = stages.sub("held-out subgraphs", held)
+    held_mined = mine_presence(held_scenes, seed=seed + 1, subgraphs=held, advance=found)
     summary = {
         "sources": f"synthetic images (seed {seed}): {PRESENCE_TRAIN_IMAGES} for training, "
         f"{PRESENCE_HELDOUT_IMAGES} held out + the bundled samples; positives = images "
@@ -237,34 +405,42 @@ def train_presence_cmd(
     subgraphs: int = typer.Option(
         300, "--subgraphs", min=10, help="Simple subgraphs mined for training."
     ),
+    compare: bool = typer.Option(False, "--compare", help=COMPARE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Train the presence model on graph context, calibrate per-type thresholds, export ONNX.
 
     The default model sees graphs, not pixels (image features are zeros).
     """
+    _require_training_extra()
     from covr.models import PRESENCE_FILE
     from covr.models.features import Lexicon
     from covr.models.presence import CoStats, PresenceFeaturizer, collect_stats
     from covr.models.presence_train import export_presence, train_presence
 
-    started = time.perf_counter()
-    train_scenes, train_ex, held_ex, summary = _presence_data(seed, subgraphs)
-    stats = collect_stats(train_scenes)
-    lexicon = Lexicon(_lexicon_data())
-    featurizer = PresenceFeaturizer(CoStats(stats), lexicon)
-    result = train_presence(
-        featurizer=featurizer, train=train_ex, heldout=held_ex, trained_on=summary, seed=seed
-    )
     path = _out_path(out, PRESENCE_FILE)
-    export_presence(
-        path,
-        result,
-        stats=stats,
-        lexicon=lexicon,
-        created_by=f"covr models train presence --seed {seed} --subgraphs {subgraphs}",
-    )
-    report = {
+    previous = _previous(path) if compare else None
+    started = time.perf_counter()
+    with _Stages("training presence", 5, quiet=quiet) as stages:
+        train_scenes, train_ex, held_ex, summary = _presence_data(seed, subgraphs, stages)
+        stats = collect_stats(train_scenes)
+        lexicon = Lexicon(_lexicon_data())
+        featurizer = PresenceFeaturizer(CoStats(stats), lexicon)
+        stages.next(f"fitting on {len(train_ex)} examples")
+        result = train_presence(
+            featurizer=featurizer, train=train_ex, heldout=held_ex, trained_on=summary, seed=seed
+        )
+        stages.next("writing ONNX")
+        export_presence(
+            path,
+            result,
+            stats=stats,
+            lexicon=lexicon,
+            created_by=f"covr models train presence --seed {seed} --subgraphs {subgraphs}",
+        )
+        stages.done()
+    report: dict[str, Any] = {
         "file": str(path),
         "version": result.version,
         "seconds": round(time.perf_counter() - started, 1),
@@ -272,11 +448,15 @@ def train_presence_cmd(
         "metrics": result.metrics,
         "trained_on": result.trained_on,
     }
+    if previous is not None:
+        report["compared"] = _compare(previous, path)
     if as_json:
         print_json(report)
         return
     typer.echo(f"wrote {path} (version {result.version}) in {report['seconds']} s")
     _print_presence_table(result.metrics)
+    if previous is not None:
+        _print_comparison(report["compared"])
 
 
 # -- eval --------------------------------------------------------------------------------------
@@ -361,6 +541,7 @@ def eval_presence_cmd(
     model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
     subgraphs: int = typer.Option(300, "--subgraphs", min=10, help="As given to training."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Hide present simple subgraphs in held-out graphs and report recall/precision per type,
@@ -373,10 +554,13 @@ def eval_presence_cmd(
         m = load_presence_model(model, settings=load_settings())
     except ModelResourceError as exc:
         fail(str(exc))
-    _, _, held, _ = _presence_data(seed, subgraphs)
     import numpy as np
 
-    scores = m.score_batch([(e.subgraph, e.scene, None) for e in held])
+    with _Stages("evaluating presence", 3, quiet=quiet) as stages:
+        _, _, held, _ = _presence_data(seed, subgraphs, stages, train=False)
+        stages.next(f"scoring {len(held)} examples")
+        scores = m.score_batch([(e.subgraph, e.scene, None) for e in held])
+        stages.done()
     y = np.array([e.label for e in held])
     kinds = np.array([e.kind for e in held])
     report: dict[str, Any] = {}

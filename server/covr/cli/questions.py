@@ -111,9 +111,7 @@ def generate(
     related images are looked up in memory over the same scene graphs. Prints a summary (examples,
     per template, two-answer share) to stderr.
     """
-    from covr.questions.export import write_jsonl
     from covr.questions.generate import GenerationOptions, check_images
-    from covr.questions.generate import generate as run
     from covr.questions.related_source import InMemoryRelated
 
     settings = load_settings()
@@ -146,50 +144,43 @@ def generate(
         check_images(provider, options, ids if image else [])
     except QuestionError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
-    count = workers or settings.questions_workers
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    _write_generated(provider, options, ids, workers or settings.questions_workers, out, quiet)
 
-    progress = Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        disable=quiet,
-        transient=False,
-    )
-    stats: dict[str, Any] = {"examples": 0, "templates": {}}
 
+def _write_generated(
+    provider: Any, options: Any, ids: list[str], workers: int, out: Path, quiet: bool
+) -> None:
+    """Generate for ``ids`` with a progress bar, write the JSONL and print a summary (stderr)."""
+    from covr.cli.progress import progress_bar
+    from covr.questions.export import write_jsonl
+    from covr.questions.generate import generate as run
+
+    per_template: dict[str, int] = {}
     answers: dict[str, set[str]] = {}
 
     def counted(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        per = stats["templates"]
         for ex in items:
-            stats["examples"] += 1
-            per[ex["template"]] = per.get(ex["template"], 0) + 1
+            per_template[ex["template"]] = per_template.get(ex["template"], 0) + 1
             answers.setdefault(ex["utterance"], set()).add(repr(ex["answer"]))
             yield ex
 
-    with progress:
+    with progress_bar(quiet=quiet) as progress:
         task = progress.add_task("source images", total=len(ids))
         try:
-            n = write_jsonl(
-                counted(
-                    run(
-                        provider,
-                        options,
-                        ids,
-                        workers=count,
-                        progress=lambda k: progress.advance(task, k),
-                    )
-                ),
-                out,
+            examples = run(
+                provider,
+                options,
+                ids,
+                workers=workers,
+                progress=lambda k: progress.advance(task, k),
             )
+            n = write_jsonl(counted(examples), out)
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
     share = sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
     typer.echo(f"texts with two answers: {share:.1%} of {len(answers)}", err=True)
-    for name, k in sorted(stats["templates"].items()):
+    for name, k in sorted(per_template.items()):
         typer.echo(f"  {name:28s} {k}", err=True)
 
 
@@ -284,7 +275,7 @@ def balance(
     by: str = typer.Option("template", "--by", help="template (19 forms) or paper_template (15)."),
     seed: int = typer.Option(0, "--seed", help="Tie-breaking seed."),
 ) -> None:
-    """De-duplicate and balance (paper App. C): equal count per template; two-answer questions
+    """De-duplicate and balance: equal count per template; two-answer questions
     first, then the least-seen answer and subgraph structure."""
     from covr.questions.balance import balance as run
     from covr.questions.export import read_jsonl, write_jsonl
@@ -329,7 +320,8 @@ def stats(
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
 ) -> None:
-    """The paper's Table 3 rows for an examples file (and PNG plots like its Figures 4-6)."""
+    """Dataset statistics of an examples file: counts per template, answer and operator, with
+    optional PNG charts."""
     from covr.questions.export import read_jsonl
     from covr.questions.stats import plots as draw
     from covr.questions.stats import table3

@@ -6,16 +6,15 @@ not parse or is not in the image, an argument out of range).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, store_session
-from covr.models import ModelResourceError
-from covr.related.filters import build_lookup
-from covr.related.lookup import RelatedError, RelatedLookup, RelatedResult
-from covr.scene.subgraph import Subgraph, SubgraphError
-from covr.scene.text import describe, describe_short
+
+if TYPE_CHECKING:  # the lookup (numpy, drivers, models) is imported by the commands that run
+    from covr.related.lookup import RelatedResult
+    from covr.scene.subgraph import Subgraph
 
 IMAGE_HELP = "Image id as stored, e.g. gqa:2370799 or imsitu:stapling_1.jpg."
 JSON_HELP = "Print JSON (shapes in docs/cli.md)."
@@ -23,6 +22,8 @@ JSON_HELP = "Print JSON (shapes in docs/cli.md)."
 
 def subgraph_json(g: Subgraph) -> dict[str, Any]:
     """A subgraph as the CLI prints it."""
+    from covr.scene.text import describe, describe_short
+
     return {
         "key": g.key,
         "shape": g.shape,
@@ -34,6 +35,8 @@ def subgraph_json(g: Subgraph) -> dict[str, Any]:
 
 def result_json(result: RelatedResult) -> dict[str, Any]:
     """One lookup result as the CLI prints it."""
+    from covr.scene.text import describe
+
     return {
         "query": subgraph_json(result.query),
         "split": result.split,
@@ -60,6 +63,9 @@ def subgraphs(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """List the subgraphs of a stored image (COVR_SUBGRAPH_* options): key, shape and text."""
+    from covr.related.lookup import RelatedError, RelatedLookup
+    from covr.scene.text import describe
+
     settings = load_settings()
     with store_session() as store:
         lookup = RelatedLookup(store, settings=settings)
@@ -118,10 +124,19 @@ def related(
     neither the subgraph nor an overlap-relaxed copy); each comes with its edit signature and the
     concrete subgraph found. See docs/related.md.
     """
+    from covr.models import ModelResourceError
+    from covr.related.filters import build_lookup
+    from covr.related.lookup import RelatedError, RelatedLookup
+    from covr.scene.subgraph import SubgraphError
+
     settings = load_settings()
     if exclusivity not in (None, "model", "resource"):
         fail(f"--exclusivity must be 'model' or 'resource', got {exclusivity!r}", EXIT_BAD_INPUT)
     with store_session() as store:
+        try:  # an unknown image fails here, before the classifiers are loaded
+            RelatedLookup(store, settings=settings).scene_graph(image_id)
+        except RelatedError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
         try:
             lookup = build_lookup(
                 store, settings, model=None if exclusivity is None else exclusivity == "model"
@@ -146,6 +161,12 @@ def related(
     if as_json:
         print_json({"image_id": image_id, "results": [result_json(r) for r in results]})
         return
+    _print_results(results)
+
+
+def _print_results(results: list[RelatedResult]) -> None:
+    from covr.scene.text import describe
+
     for result in results:
         typer.echo(f"{result.query.key}  —  {describe(result.query)}")
         typer.echo(f"  positives: {', '.join(result.positives) or '-'}")

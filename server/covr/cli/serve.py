@@ -11,7 +11,6 @@ from types import FrameType
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings
-from covr.graph import GraphError, open_store
 
 
 def serve(
@@ -35,6 +34,7 @@ def serve(
     COVR_SERVICE_GRACE_S seconds, then the store is snapshotted and closed.
     """
     from covr.cli.data import load_samples_if_empty
+    from covr.graph import GraphError, open_store
     from covr.service.server import build_server
 
     settings = load_settings()

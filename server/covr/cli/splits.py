@@ -281,7 +281,11 @@ def adversarial_cmd(
     max_splits: int = typer.Option(15, help="Return at most this many splits (seeded sample)."),
     max_candidates: int = typer.Option(500, help="Structures tried as split seeds."),
     keep_names: bool = typer.Option(False, help="Use names as symbols instead of anonymizing."),
-    no_siblings: bool = typer.Option(False, help="Ignore sibling edges (2-LS-NoSib)."),
+    siblings: bool = typer.Option(
+        True,
+        "--siblings/--no-siblings",
+        help="Count sibling edges in local structures (--no-siblings: the 2-LS-NoSib variant).",
+    ),
     seed: int = typer.Option(0),
     out: Path = OUT,
     overwrite: bool = OVERWRITE,
@@ -299,7 +303,7 @@ def adversarial_cmd(
             max_splits=max_splits,
             max_candidates=max_candidates,
             anonymize=not keep_names,
-            siblings=not no_siblings,
+            siblings=siblings,
             seed=seed,
         )
     )
@@ -313,7 +317,11 @@ def budget_cmd(
     examples: Path = EXAMPLES,
     budget: int = typer.Option(..., "--budget", "-b", help="Training examples to select."),
     n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
-    strategy: str = typer.Option("structures", help="'structures' (paper §6.2) or 'random'."),
+    strategy: str = typer.Option(
+        "structures",
+        help="'structures' (pick training examples that cover the test's local structures) or "
+        "'random'.",
+    ),
     keep_names: bool = typer.Option(False, help="Use names as symbols instead of anonymizing."),
     seed: int = typer.Option(0),
     out: Path = OUT,
@@ -337,7 +345,8 @@ def properties(
         None, "--output", help="Write here instead of rewriting FILE in place."
     ),
 ) -> None:
-    """Compute every example's properties (paper Table 5) and write them into the examples."""
+    """Compute every example's properties (the compositional properties splits filter on) and
+    write them into the examples."""
     from collections import Counter
 
     from covr.splits.properties import with_properties
@@ -364,10 +373,15 @@ def easiness(
     test: Path = typer.Option(..., "--test", help="Test examples JSONL."),
     n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
     anonymize: bool = typer.Option(False, help="Replace names by a placeholder first."),
-    no_siblings: bool = typer.Option(False, help="Ignore sibling edges (2-LS-NoSib)."),
+    siblings: bool = typer.Option(
+        True,
+        "--siblings/--no-siblings",
+        help="Count sibling edges in local structures (--no-siblings: the 2-LS-NoSib variant).",
+    ),
     output: Path | None = typer.Option(None, "--output", help="Per-example scores (JSONL)."),
 ) -> None:
-    """Instance easiness of test programs given training programs (seed 004 §4.3)."""
+    """Instance easiness: how many of each test program's local structures the training programs
+    already contain."""
     from covr.splits.local_structures import EasinessModel, compound_divergence
 
     if n not in (2, 3, 4):
@@ -378,7 +392,7 @@ def easiness(
     if not train_data or not test_data:
         fail("--train and --test must each hold at least one example", EXIT_BAD_INPUT)
     model = EasinessModel(
-        (e["program"] for e in train_data), n=n, anonymize=anonymize, siblings=not no_siblings
+        (e["program"] for e in train_data), n=n, anonymize=anonymize, siblings=siblings
     )
     rows: list[dict[str, Any]] = []
     for e in test_data:

@@ -88,7 +88,7 @@ def load_exclusivity_model(
         if model is None:
             model = OnnxExclusivity(
                 path,
-                wordnet=open_configured_wordnet(settings),
+                open_wordnet=lambda: open_configured_wordnet(settings),
                 threads=settings.model_threads,
                 max_pairs=settings.model_cache_pairs,
             )

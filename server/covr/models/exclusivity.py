@@ -10,8 +10,10 @@ the protocol requires; ``relmod`` pairs use the relation head.
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
+from covr.models.lexical import LexicalTable, table_path
 from covr.models.onnx_io import OnnxHead
 from covr.models.terms import (
     NODE_TYPES,
@@ -33,6 +36,7 @@ from covr.models.terms import (
 EXCLUSIVITY_INPUT = "features"
 EXCLUSIVITY_OUTPUT = "exclusive_probability"
 CHUNK = 8192
+_log = logging.getLogger(__name__)
 _KIND: dict[str, ModelType] = {t: model_type(t) for t in NODE_TYPES}
 
 
@@ -40,10 +44,19 @@ class OnnxExclusivity:
     """Mutual-exclusivity scores from the ONNX head plus cached per-term features."""
 
     def __init__(
-        self, path: Path, *, wordnet: Any, threads: int = 1, max_pairs: int = 500_000
+        self,
+        path: Path,
+        *,
+        wordnet: Any = None,
+        open_wordnet: Callable[[], Any] | None = None,
+        threads: int = 1,
+        max_pairs: int = 500_000,
     ) -> None:
+        """``wordnet`` (a reader) or ``open_wordnet`` (opens one on first need) answers for
+        terms outside the model's lexical table; see :mod:`covr.models.lexical`."""
         self.path = path
         self._wordnet = wordnet
+        self._open_wordnet = open_wordnet
         self._threads = threads
         self._lock = threading.Lock()
         self._cache: dict[tuple[ModelType, str, str], float] = {}
@@ -61,13 +74,34 @@ class OnnxExclusivity:
                 f"{self.path}: features version {spec.get('version')} but this code computes "
                 f"version {FEATURES_VERSION}; retrain with `covr models train exclusivity`"
             )
-        featurizer = Featurizer(Lexicon(head.json_meta("lexicon")), self._wordnet)
+        featurizer = Featurizer(
+            Lexicon(head.json_meta("lexicon")),
+            self._wordnet,
+            table=self._table(meta),
+            open_wordnet=self._open_wordnet,
+        )
         if featurizer.names != spec.get("names"):
             raise ModelResourceError(f"{self.path}: feature names differ from this code's")
         self._head = head
         self._featurizer = featurizer
         self.version: str = meta.get("version", "")
         self.metadata: dict[str, str] = meta
+
+    def _table(self, meta: dict[str, str]) -> LexicalTable | None:
+        """The lexical table beside the file when it belongs to this model, else None (then
+        every term is looked up in WordNet: slower start, same scores)."""
+        path = table_path(self.path)
+        expected = meta.get("lexical_table")
+        if expected is None or not path.is_file():
+            if expected is not None:
+                _log.warning("%s: lexical table %s missing; using WordNet", self.path, path)
+            return None
+        table = LexicalTable.read(path)
+        sha = json.loads(expected).get("sha256")
+        if table.sha256 != sha or table.model_version != meta.get("version"):
+            _log.warning("%s: %s belongs to another model version; using WordNet", self.path, path)
+            return None
+        return table
 
     def refresh(self) -> bool:
         """Re-read the file; drop the score cache if its model version changed (then True)."""

@@ -34,7 +34,15 @@ from covr.models.errors import ModelInputError
 from covr.models.exclusivity import EXCLUSIVITY_INPUT, EXCLUSIVITY_OUTPUT
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
 from covr.models.gold import GoldPair, gold_keys
-from covr.models.onnx_io import OPSET, MlpWeights, export_mlp, weights_from_sklearn
+from covr.models.lexical import table_path, write_table
+from covr.models.onnx_io import (
+    OPSET,
+    MlpWeights,
+    export_mlp,
+    single_threaded,
+    training_environment,
+    weights_from_sklearn,
+)
 from covr.models.terms import MODEL_TYPES, ModelType, normalize_term
 from covr.scene.model import SceneGraph
 
@@ -348,7 +356,7 @@ def train_exclusivity(
         tol=1e-4,
         n_iter_no_change=5,
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         # Hitting max_iter is expected: the iteration budget is part of the recipe (and the
         # reported metrics are what counts), so sklearn's ConvergenceWarning is noise here.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -376,15 +384,45 @@ def train_exclusivity(
             "heldout_pairs": len(held_idx),
             "seed": options.seed,
             "hidden": list(options.hidden),
+            "environment": training_environment(),
         }
     )
     return TrainResult(weights, metrics, summary, featurizer.names, version, mlp)
 
 
+def write_lexical_table(
+    model_path: Path,
+    featurizer: Featurizer,
+    result: TrainResult,
+    extra_terms: Mapping[ModelType, Iterable[str]],
+) -> dict[str, Any]:
+    """Write the model's lexical table beside ``model_path``: WordNet's facts for every term the
+    training saw plus ``extra_terms`` (vocabularies the model is expected to serve), so serving
+    them never opens WordNet. Returns the entry the ONNX metadata records (name, hash, size)."""
+    for kind, words in extra_terms.items():
+        for word in sorted(set(words)):
+            term = _safe(word)
+            if term:
+                featurizer.facts(kind, term)
+    return write_table(
+        table_path(model_path),
+        featurizer.known_facts(),
+        model=MODEL_NAME,
+        model_version=result.version,
+        features_version=FEATURES_VERSION,
+    )
+
+
 def export_exclusivity(
-    path: Path, result: TrainResult, lexicon: Lexicon, *, created_by: str
+    path: Path,
+    result: TrainResult,
+    lexicon: Lexicon,
+    *,
+    created_by: str,
+    lexical_table: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write the ONNX file with everything serving needs in its metadata."""
+    """Write the ONNX file with everything serving needs in its metadata (the lexical table
+    itself is a file beside it; the metadata holds its hash so a stale table is not used)."""
     metadata = {
         "model_name": MODEL_NAME,
         "version": result.version,
@@ -399,6 +437,8 @@ def export_exclusivity(
         "opset": str(OPSET),
         "created_by": created_by,
     }
+    if lexical_table is not None:
+        metadata["lexical_table"] = json.dumps(dict(lexical_table), sort_keys=True)
     export_mlp(
         path,
         result.weights,

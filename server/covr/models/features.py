@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from covr.models.lexical import NO_FACTS, LexicalTable, WordNetFacts, wordnet_facts
 from covr.models.terms import MODEL_TYPES, ModelType
 from covr.models.wordnet import LEXNAMES
 from covr.scene.text import singular
 
 FEATURES_VERSION = 1
-_POS: dict[ModelType, str] = {"object": "n", "attribute": "a", "relation": "v"}
 _TERM_EXTRA = ("wn_known", "wn_senses", "wn_head_only", "tokens", "lex_known", "lex_general")
 PAIR_NAMES = (
     "same_singular",
@@ -197,16 +197,61 @@ class TermInfo:
 
 
 class Featurizer:
-    """Turns ``(type, x, x')`` triples into feature rows; caches term-level work."""
+    """Turns ``(type, x, x')`` triples into feature rows; caches term-level work.
 
-    def __init__(self, lexicon: Lexicon, wordnet: Any) -> None:
+    WordNet facts come from ``table`` (the model's precomputed table) when it holds the term,
+    else from ``wordnet`` (a reader) or ``open_wordnet`` (called once, on the first term the
+    table misses, so serving a model's own vocabulary never loads WordNet). With neither,
+    terms outside the table get :data:`NO_FACTS`.
+    """
+
+    def __init__(
+        self,
+        lexicon: Lexicon,
+        wordnet: Any = None,
+        *,
+        table: LexicalTable | None = None,
+        open_wordnet: Callable[[], Any] | None = None,
+    ) -> None:
         self.lexicon = lexicon
-        self.wordnet = wordnet
+        self.table = table
+        self._wordnet = wordnet
+        self._open_wordnet = open_wordnet
         self.names = feature_names(lexicon)
         self.width = len(self.names)
         self._term_width = len(LEXNAMES) + len(_TERM_EXTRA) + len(lexicon.categories)
         self._cache: dict[tuple[ModelType, str], TermInfo] = {}
-        self._lock = threading.Lock()
+        self._facts: dict[tuple[ModelType, str], WordNetFacts] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def wordnet(self) -> Any:
+        """The WordNet reader, opened on first use (None when none was configured)."""
+        if self._wordnet is None and self._open_wordnet is not None:
+            with self._lock:
+                if self._wordnet is None:
+                    self._wordnet = self._open_wordnet()
+        return self._wordnet
+
+    @property
+    def wordnet_loaded(self) -> bool:
+        return self._wordnet is not None
+
+    def facts(self, kind: ModelType, term: str) -> WordNetFacts:
+        """What WordNet says about ``term``: from the table, else from WordNet itself."""
+        key = (kind, term)
+        found = self._facts.get(key)
+        if found is None:
+            found = self.table.get(kind, term) if self.table is not None else None
+            if found is None:
+                wn = self.wordnet
+                found = NO_FACTS if wn is None else wordnet_facts(wn, kind, term)
+            self._facts[key] = found
+        return found
+
+    def known_facts(self) -> list[tuple[ModelType, str, WordNetFacts]]:
+        """Every term's facts computed so far (training writes them as the lexical table)."""
+        return [(k, t, f) for (k, t), f in self._facts.items()]
 
     def term(self, kind: ModelType, term: str) -> TermInfo:
         key = (kind, term)
@@ -225,7 +270,6 @@ class Featurizer:
             return out
         tw = self._term_width
         pair_start = 3 + 2 * tw
-        lex = self.lexicon
         cache = self._cache
         left: list[FloatArray] = []
         right: list[FloatArray] = []
@@ -236,7 +280,7 @@ class Featurizer:
             b = cache.get((kind, y)) or self.term(kind, y)
             left.append(a.vector)
             right.append(b.vector)
-            pairs.append(_pair(lex, a, b))
+            pairs.append(_pair(a, b))
             types.append(_TYPE_INDEX[kind])
         out[np.arange(n), types] = 1.0
         out[:, 3 : 3 + tw] = np.stack(left)
@@ -247,86 +291,23 @@ class Featurizer:
     def _term(self, kind: ModelType, term: str) -> TermInfo:
         lex = self.lexicon
         tokens = term.split()
-        head = tokens[-1] if kind != "relation" else tokens[0]
-        synsets: list[Any] = []
-        head_only = 0.0
-        wn = self.wordnet
-        if wn is not None:
-            pos = _POS[kind]
-            lookup = term.replace(" ", "_") if kind != "relation" else tokens[0]
-            synsets = list(wn.synsets(lookup, pos))
-            if kind == "attribute" and not synsets:
-                synsets = list(wn.synsets(lookup, "s")) or list(wn.synsets(lookup, "n"))
-            if not synsets and kind == "object" and len(tokens) > 1:
-                synsets = list(wn.synsets(head, pos))
-                head_only = 1.0 if synsets else 0.0
-        first = synsets[:1]
-        some = synsets[:3]
-        ancestors: set[str] = set()
-        first_anc: set[str] = set()
-        depth: dict[str, int] = {}
-        for rank, syn in enumerate(some):
-            for anc in syn.closure(lambda s: s.hypernyms() + s.instance_hypernyms()):
-                ancestors.add(anc.name())
-                depth[anc.name()] = anc.min_depth()
-                if rank == 0:
-                    first_anc.add(anc.name())
-        antonyms: set[str] = set()
-        similar: set[str] = set()
-        for syn in some:
-            for lemma in syn.lemmas():
-                similar.add(lemma.name().replace("_", " ").lower())
-                antonyms |= {a.name().replace("_", " ").lower() for a in lemma.antonyms()}
-            if kind == "attribute":
-                for sim in syn.similar_tos():
-                    for lemma in sim.lemmas():
-                        similar.add(lemma.name().replace("_", " ").lower())
-                        antonyms |= {a.name().replace("_", " ").lower() for a in lemma.antonyms()}
-        lexname = LEXNAMES.index(first[0].lexname()) if first else -1
-        lex_forms: set[str] = set()
-        lex_anc: set[str] = set()
-        groups: dict[str, frozenset[int]] = {}
-        categories: set[str] = set()
-        entailed: set[str] = set()
-        equivalent: set[int] = set()
-        prep = ""
-        known = False
-        if kind == "object":
-            lex_forms = lex.noun_forms(term)
-            lex_anc = lex.noun_ancestors(lex_forms)
-            known = bool(lex_forms & lex.noun_vocab)
-        elif kind == "attribute":
-            for cat, index in lex.scales:
-                if term in index:
-                    groups[cat] = frozenset(index[term]) | groups.get(cat, frozenset())
-                    categories.add(cat)
-            lex_forms = {term} | {
-                n for n, ids in lex.attr_syn.items() if ids & lex.attr_syn.get(term, set())
-            }
-            known = term in lex.attr_vocab
-        else:
-            entailed = lex.entailed(term)
-            equivalent = set(lex.rel_equivalent.get(term, set())) | {
-                1000 + g for g in lex.rel_mod_equivalent.get(term, set())
-            }
-            prep = lex.last_preposition(term)
-            known = term in lex.rel_vocab
+        wn = self.facts(kind, term)
+        side = _lexicon_side(lex, kind, term)
         vec = np.zeros(self._term_width, dtype=np.float32)
-        if lexname >= 0:
-            vec[lexname] = 1.0
+        if wn.lexname >= 0:
+            vec[wn.lexname] = 1.0
         base = len(LEXNAMES)
         vec[base : base + len(_TERM_EXTRA)] = (
-            1.0 if synsets else 0.0,
-            float(np.log1p(len(synsets))),
-            head_only,
+            1.0 if wn.senses else 0.0,
+            float(np.log1p(wn.senses)),
+            1.0 if wn.head_only else 0.0,
             float(min(len(tokens), 5)),
-            1.0 if known else 0.0,
+            1.0 if side.known else 0.0,
             1.0 if term in lex.rel_general else 0.0,
         )
         cat_base = base + len(_TERM_EXTRA)
-        for cat in categories:
+        for cat in side.categories:
             vec[cat_base + lex.categories.index(cat)] = 1.0
-        own_depth = max((s.min_depth() for s in first), default=0)
         return TermInfo(
             term=term,
             kind=kind,
@@ -334,31 +315,69 @@ class Featurizer:
             tokens=frozenset(tokens),
             trigrams=_trigrams(term),
             singular=_norm(singular(term)),
-            head=head,
-            synsets=frozenset(s.name() for s in some),
-            first=frozenset(s.name() for s in first),
-            ancestors=frozenset(ancestors),
-            first_ancestors=frozenset(first_anc),
-            depth=depth,
-            own_depth=own_depth,
-            lexname=lexname,
-            antonyms=frozenset(antonyms),
-            similar=frozenset(similar),
-            lex_forms=frozenset(lex_forms),
-            lex_ancestors=frozenset(lex_anc),
-            lex_groups=groups,
-            lex_categories=frozenset(categories),
-            entailed=frozenset(entailed),
-            equivalent=frozenset(equivalent),
-            preposition=prep,
-            known=known or bool(synsets),
+            head=tokens[-1] if kind != "relation" else tokens[0],
+            synsets=frozenset(wn.synsets),
+            first=frozenset(wn.synsets[:1]),
+            ancestors=frozenset(wn.ancestors),
+            first_ancestors=wn.first_ancestors,
+            depth=wn.ancestors,
+            own_depth=wn.own_depth,
+            lexname=wn.lexname,
+            antonyms=wn.antonyms,
+            similar=wn.similar,
+            lex_forms=frozenset(side.forms),
+            lex_ancestors=frozenset(side.ancestors),
+            lex_groups=side.groups,
+            lex_categories=frozenset(side.categories),
+            entailed=frozenset(side.entailed),
+            equivalent=frozenset(side.equivalent),
+            preposition=side.preposition,
+            known=side.known or wn.senses > 0,
             cross=frozenset(
-                (i, side)
+                (i, s)
                 for i, sides in enumerate(lex.cross)
-                for side in (0, 1)
-                if kind == "object" and lex_forms & sides[side]
+                for s in (0, 1)
+                if kind == "object" and side.forms & sides[s]
             ),
         )
+
+
+@dataclass
+class _LexiconSide:
+    """What the project's lexicon says about one term (only its type's fields are filled)."""
+
+    forms: set[str] = field(default_factory=set)
+    ancestors: set[str] = field(default_factory=set)
+    groups: dict[str, frozenset[int]] = field(default_factory=dict)
+    categories: set[str] = field(default_factory=set)
+    entailed: set[str] = field(default_factory=set)
+    equivalent: set[int] = field(default_factory=set)
+    preposition: str = ""
+    known: bool = False
+
+
+def _lexicon_side(lex: Lexicon, kind: ModelType, term: str) -> _LexiconSide:
+    out = _LexiconSide()
+    if kind == "object":
+        out.forms = lex.noun_forms(term)
+        out.ancestors = lex.noun_ancestors(out.forms)
+        out.known = bool(out.forms & lex.noun_vocab)
+    elif kind == "attribute":
+        for cat, index in lex.scales:
+            if term in index:
+                out.groups[cat] = frozenset(index[term]) | out.groups.get(cat, frozenset())
+                out.categories.add(cat)
+        own = lex.attr_syn.get(term, set())
+        out.forms = {term} | {n for n, ids in lex.attr_syn.items() if ids & own}
+        out.known = term in lex.attr_vocab
+    else:
+        out.entailed = lex.entailed(term)
+        out.equivalent = set(lex.rel_equivalent.get(term, set())) | {
+            1000 + g for g in lex.rel_mod_equivalent.get(term, set())
+        }
+        out.preposition = lex.last_preposition(term)
+        out.known = term in lex.rel_vocab
+    return out
 
 
 def _trigrams(term: str) -> frozenset[str]:
@@ -366,14 +385,33 @@ def _trigrams(term: str) -> frozenset[str]:
     return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
 
 
-def _pair(lex: Lexicon, a: TermInfo, b: TermInfo) -> list[float]:
-    """The pair-level block (order: :data:`PAIR_NAMES`).
+def _pair(a: TermInfo, b: TermInfo) -> list[float]:
+    """The pair-level block (order: :data:`PAIR_NAMES`): strings, WordNet, lexicon, unknowns."""
+    row = _string_pair(a, b) + _wordnet_pair(a, b)
+    if a.kind == "object":
+        row += _object_pair(a, b)
+    elif a.kind == "attribute":
+        row += _attribute_pair(a, b)
+    else:
+        row += _relation_pair(a, b)
+    row.append(1.0 if not a.known and not b.known else 0.0)
+    return row
 
-    The lexicon blocks are only computed for the type they can be non-zero for (noun groups
-    and hierarchy for objects, scales for attributes, equivalence/entailment for relations):
-    the other types' term infos leave those sets empty, so the values are the same and a cold
-    batch is faster.
-    """
+
+def _string_pair(a: TermInfo, b: TermInfo) -> list[float]:
+    ta, tb = a.tokens, b.tokens
+    ga, gb = a.trigrams, b.trigrams
+    return [
+        1.0 if a.singular == b.singular else 0.0,
+        len(ta & tb) / len(ta | tb),
+        len(ga & gb) / len(ga | gb),
+        1.0 if ta <= tb else 0.0,
+        1.0 if tb <= ta else 0.0,
+        1.0 if a.head == b.head else 0.0,
+    ]
+
+
+def _wordnet_pair(a: TermInfo, b: TermInfo) -> list[float]:
     common_depth = 0
     if a.ancestors or b.ancestors:
         common = (a.ancestors & b.ancestors) | (a.first & b.ancestors) | (b.first & a.ancestors)
@@ -381,16 +419,8 @@ def _pair(lex: Lexicon, a: TermInfo, b: TermInfo) -> list[float]:
             depth_a, depth_b = a.depth, b.depth
             common_depth = max(depth_a.get(s, depth_b.get(s, 0)) for s in common)
     denom = max(a.own_depth, b.own_depth, 1)
-    ta, tb = a.tokens, b.tokens
-    ga, gb = a.trigrams, b.trigrams
     sa, sb = a.synsets, b.synsets
-    row = [
-        1.0 if a.singular == b.singular else 0.0,
-        len(ta & tb) / len(ta | tb),
-        len(ga & gb) / len(ga | gb),
-        1.0 if ta <= tb else 0.0,
-        1.0 if tb <= ta else 0.0,
-        1.0 if a.head == b.head else 0.0,
+    return [
         1.0 if sa & sb else 0.0,
         1.0 if a.first & sb or b.first & sa else 0.0,
         1.0 if sa & b.ancestors else 0.0,
@@ -403,59 +433,53 @@ def _pair(lex: Lexicon, a: TermInfo, b: TermInfo) -> list[float]:
         1.0 if a.antonyms & b.similar or b.antonyms & a.similar else 0.0,
         1.0 if b.term in a.similar or a.term in b.similar else 0.0,
     ]
-    kind = a.kind
-    if kind == "object":
-        cross = bool(a.cross and b.cross) and any((i, 1 - side) in b.cross for i, side in a.cross)
-        row += (
-            1.0 if a.lex_forms & b.lex_forms else 0.0,
-            1.0 if a.lex_forms & b.lex_ancestors else 0.0,
-            1.0 if b.lex_forms & a.lex_ancestors else 0.0,
-            1.0 if cross else 0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-        )
-    elif kind == "attribute":
-        same_group = other_group = 0.0
-        shared = a.lex_categories & b.lex_categories
-        for cat in shared:
-            if a.lex_groups[cat] & b.lex_groups[cat]:
-                same_group = 1.0
-            else:
-                other_group = 1.0
-        row += (
-            1.0 if a.lex_forms & b.lex_forms else 0.0,
-            0.0,
-            0.0,
-            0.0,
-            same_group,
-            other_group,
-            1.0 if shared else 0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-        )
-    else:
-        row += (
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            1.0 if a.equivalent & b.equivalent else 0.0,
-            1.0 if b.term in a.entailed else 0.0,
-            1.0 if a.term in b.entailed else 0.0,
-            1.0 if a.preposition and a.preposition == b.preposition else 0.0,
-        )
-    row.append(1.0 if not a.known and not b.known else 0.0)
-    return row
+
+
+# The lexicon block is only computed for the type it can be non-zero for (noun groups and
+# hierarchy for objects, scales for attributes, equivalence/entailment for relations): the
+# other types' term infos leave those sets empty, so the values are the same and a cold batch
+# is faster. Each block has the 11 columns from ``lex_synonym`` to ``same_last_preposition``.
+
+
+def _object_pair(a: TermInfo, b: TermInfo) -> list[float]:
+    cross = bool(a.cross and b.cross) and any((i, 1 - side) in b.cross for i, side in a.cross)
+    return [
+        1.0 if a.lex_forms & b.lex_forms else 0.0,
+        1.0 if a.lex_forms & b.lex_ancestors else 0.0,
+        1.0 if b.lex_forms & a.lex_ancestors else 0.0,
+        1.0 if cross else 0.0,
+        *([0.0] * 7),
+    ]
+
+
+def _attribute_pair(a: TermInfo, b: TermInfo) -> list[float]:
+    same_group = other_group = 0.0
+    shared = a.lex_categories & b.lex_categories
+    for cat in shared:
+        if a.lex_groups[cat] & b.lex_groups[cat]:
+            same_group = 1.0
+        else:
+            other_group = 1.0
+    return [
+        1.0 if a.lex_forms & b.lex_forms else 0.0,
+        0.0,
+        0.0,
+        0.0,
+        same_group,
+        other_group,
+        1.0 if shared else 0.0,
+        *([0.0] * 4),
+    ]
+
+
+def _relation_pair(a: TermInfo, b: TermInfo) -> list[float]:
+    return [
+        *([0.0] * 7),
+        1.0 if a.equivalent & b.equivalent else 0.0,
+        1.0 if b.term in a.entailed else 0.0,
+        1.0 if a.term in b.entailed else 0.0,
+        1.0 if a.preposition and a.preposition == b.preposition else 0.0,
+    ]
 
 
 def feature_names(lexicon: Lexicon) -> list[str]:

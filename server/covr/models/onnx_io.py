@@ -147,6 +147,32 @@ class OnnxHead:
             raise ModelResourceError(f"model {self.path}: metadata {key!r} is not JSON") from exc
 
 
+def training_environment() -> dict[str, str]:
+    """Library versions and BLAS kernel a model was fitted with (recorded in its metadata).
+
+    Why: fitting is deterministic for one environment (same data, seed and one BLAS thread give
+    the same bytes), but another numpy/scikit-learn release or another CPU's BLAS kernels round
+    differently, and the MLP's iterations amplify that into other weights and thresholds.
+    """
+    import sklearn
+    from threadpoolctl import threadpool_info
+
+    blas = sorted(
+        f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    )
+    return {"numpy": np.__version__, "scikit-learn": sklearn.__version__, "blas": "; ".join(blas)}
+
+
+def single_threaded() -> Any:
+    """A context that fits with one BLAS/OpenMP thread: results then do not depend on the
+    machine's core count or load (multi-threaded BLAS sums in another order)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def weights_from_sklearn(scaler: Any, mlp: Any) -> MlpWeights:
     """Extract the arrays of a fitted ``StandardScaler`` + ``MLPClassifier``/LogisticRegression."""
     scale = np.asarray(scaler.scale_, dtype=np.float32).copy()

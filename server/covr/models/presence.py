@@ -226,6 +226,27 @@ def _log(n: float) -> float:
     return math.log1p(n)
 
 
+def _relation_counts(
+    r: str | None, ids_a: set[str], ids_b: set[str], scene: SceneGraph
+) -> tuple[int, int, int, int, int, int, int]:
+    """(relations named ``r``, of them from an ``a``, of them to a ``b``, any relation a->b,
+    any b->a, a ``b`` has an incoming ``r``, an ``a`` has an outgoing ``r``); zeros without ``r``."""
+    if r is None:
+        return 0, 0, 0, 0, 0, 0, 0
+    rel_any = rel_from_a = rel_to_b = a_to_b = b_to_a = 0
+    rels = scene.relations
+    for rel in rels:
+        if _n(rel.name) == r:
+            rel_any += 1
+            rel_from_a += rel.subject in ids_a
+            rel_to_b += rel.object in ids_b
+        a_to_b += rel.subject in ids_a and rel.object in ids_b
+        b_to_a += rel.subject in ids_b and rel.object in ids_a
+    b_in_r = int(any(rel.object in ids_b and _n(rel.name) == r for rel in rels))
+    a_out_r = int(any(rel.subject in ids_a and _n(rel.name) == r for rel in rels))
+    return rel_any, rel_from_a, rel_to_b, a_to_b, b_to_a, b_in_r, a_out_r
+
+
 class PresenceFeaturizer:
     """Graph features of ``(simple subgraph, scene graph)`` (order: GRAPH_FEATURE_NAMES)."""
 
@@ -234,49 +255,79 @@ class PresenceFeaturizer:
         self.lexicon = lexicon
 
     def row(self, g: Subgraph, scene: SceneGraph, field: str = "subgraph") -> list[float]:
+        """One feature row: the subgraph's shape, how much of it the scene shows, priors from
+        the training graphs, and co-occurrence of its nouns with the scene's."""
         p = parts_of(g, field)
         st = self.stats
         names = {o.id: _n(o.name) for o in scene.objects}
         objs_a = [o for o in scene.objects if names[o.id] == p.a]
         objs_b = [o for o in scene.objects if p.b is not None and names[o.id] == p.b]
-        ids_a = {o.id for o in objs_a}
-        ids_b = {o.id for o in objs_b}
         host = objs_b if p.attribute_on_b else objs_a
-        host_name = p.b if p.attribute_on_b and p.b else p.a
-        attr = p.attribute
-        host_with = host_attr_any = conflict = same_cat = 0
-        attr_any = 0
-        if attr is not None:
-            attr_any = sum(1 for o in scene.objects if attr in {_n(x) for x in o.attributes})
-            scales = self._scales(attr)
-            for o in host:
-                values = {_n(x) for x in o.attributes}
-                host_with += attr in values
-                host_attr_any += bool(values)
-                for v in values - {attr}:
-                    other = self._scales(v)
-                    for cat, groups in scales.items():
-                        if cat in other:
-                            same_cat += 1
-                            if not groups & other[cat]:
-                                conflict += 1
-        rels = scene.relations
-        r = p.relation
-        rel_any = rel_from_a = rel_to_b = a_to_b = b_to_a = b_in_r = a_out_r = 0
-        if r is not None:
-            for rel in rels:
-                rn = _n(rel.name)
-                if rn == r:
-                    rel_any += 1
-                    rel_from_a += rel.subject in ids_a
-                    rel_to_b += rel.object in ids_b
-                a_to_b += rel.subject in ids_a and rel.object in ids_b
-                b_to_a += rel.subject in ids_b and rel.object in ids_a
-            b_in_r = int(any(rel.object in ids_b and _n(rel.name) == r for rel in rels))
-            a_out_r = int(any(rel.subject in ids_a and _n(rel.name) == r for rel in rels))
+        attr = self._attribute_counts(p.attribute, host, scene)
+        rel = _relation_counts(p.relation, {o.id for o in objs_a}, {o.id for o in objs_b}, scene)
         scene_nouns = sorted(set(names.values()))
         cooc_a = [st.pmi(p.a, c) for c in scene_nouns if c != p.a]
         cooc_b = [st.pmi(p.b, c) for c in scene_nouns if p.b is not None and c != p.b]
+        return [
+            float(p.b is not None),
+            float(p.relation is not None),
+            float(p.attribute is not None),
+            float(p.attribute_on_b),
+            _log(len(scene.objects)),
+            _log(len(scene.relations)),
+            _log(len(objs_a)),
+            _log(len(objs_b)),
+            float(bool(objs_a)),
+            float(bool(objs_b)),
+            _log(attr[0]),
+            _log(attr[1]),
+            attr[2] / len(host) if host else 0.0,
+            _log(attr[3]),
+            _log(attr[4]),
+            *(_log(n) for n in rel[:5]),
+            float(rel[5]),
+            float(rel[6]),
+            *self._priors(p),
+            max(cooc_a, default=0.0),
+            sum(cooc_a) / len(cooc_a) if cooc_a else 0.0,
+            max(cooc_b, default=0.0),
+            sum(cooc_b) / len(cooc_b) if cooc_b else 0.0,
+            _log(st.noun.get(p.a, 0)),
+            _log(st.noun.get(p.b, 0)) if p.b else 0.0,
+            _log(st.attr.get(p.attribute, 0)) if p.attribute else 0.0,
+            _log(st.rel.get(p.relation, 0)) if p.relation else 0.0,
+            float(p.b is not None and st.pair.get(f"{p.a}|{p.b}", 0) > 0),
+        ]
+
+    def _attribute_counts(
+        self, attr: str | None, host: Sequence[Object], scene: SceneGraph
+    ) -> tuple[int, int, int, int, int]:
+        """(objects with ``attr``, hosts with it, hosts with any attribute, conflicting values
+        on hosts, same-category other values on hosts); zeros without an attribute."""
+        if attr is None:
+            return 0, 0, 0, 0, 0
+        attr_any = sum(1 for o in scene.objects if attr in {_n(x) for x in o.attributes})
+        host_with = host_attr_any = conflict = same_cat = 0
+        scales = self._scales(attr)
+        for o in host:
+            values = {_n(x) for x in o.attributes}
+            host_with += attr in values
+            host_attr_any += bool(values)
+            for v in values - {attr}:
+                other = self._scales(v)
+                for cat, groups in scales.items():
+                    if cat in other:
+                        same_cat += 1
+                        if not groups & other[cat]:
+                            conflict += 1
+        return attr_any, host_with, host_attr_any, conflict, same_cat
+
+    def _priors(self, p: SimpleParts) -> tuple[float, float, float, float]:
+        """Log priors from the training graphs: attribute given host, relation given the pair,
+        given the subject and given the object (0 when the part is absent)."""
+        st = self.stats
+        attr, r = p.attribute, p.relation
+        host_name = p.b if p.attribute_on_b and p.b else p.a
         prior_attr = prior_pair = prior_subj = prior_obj = 0.0
         if attr is not None:
             prior_attr = math.log(
@@ -292,43 +343,7 @@ class PresenceFeaturizer:
             prior_obj = math.log(
                 (st.rel_obj.get(f"{r}|{p.b}", 0) + 0.5) / (st.noun.get(p.b, 0) + 1)
             )
-        return [
-            float(p.b is not None),
-            float(r is not None),
-            float(attr is not None),
-            float(p.attribute_on_b),
-            _log(len(scene.objects)),
-            _log(len(rels)),
-            _log(len(objs_a)),
-            _log(len(objs_b)),
-            float(bool(objs_a)),
-            float(bool(objs_b)),
-            _log(attr_any),
-            _log(host_with),
-            host_attr_any / len(host) if host else 0.0,
-            _log(conflict),
-            _log(same_cat),
-            _log(rel_any),
-            _log(rel_from_a),
-            _log(rel_to_b),
-            _log(a_to_b),
-            _log(b_to_a),
-            float(b_in_r),
-            float(a_out_r),
-            prior_attr,
-            prior_pair,
-            prior_subj,
-            prior_obj,
-            max(cooc_a, default=0.0),
-            sum(cooc_a) / len(cooc_a) if cooc_a else 0.0,
-            max(cooc_b, default=0.0),
-            sum(cooc_b) / len(cooc_b) if cooc_b else 0.0,
-            _log(st.noun.get(p.a, 0)),
-            _log(st.noun.get(p.b, 0)) if p.b else 0.0,
-            _log(st.attr.get(attr, 0)) if attr else 0.0,
-            _log(st.rel.get(r, 0)) if r else 0.0,
-            float(p.b is not None and st.pair.get(f"{p.a}|{p.b}", 0) > 0),
-        ]
+        return prior_attr, prior_pair, prior_subj, prior_obj
 
     def _scales(self, attr: str) -> dict[str, set[int]]:
         return {cat: set(idx[attr]) for cat, idx in self.lexicon.scales if attr in idx}

@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 
 from covr.models.features import FloatArray, Lexicon
-from covr.models.onnx_io import OPSET, MlpWeights, export_mlp, weights_from_sklearn
+from covr.models.onnx_io import (
+    OPSET,
+    MlpWeights,
+    export_mlp,
+    single_threaded,
+    training_environment,
+    weights_from_sklearn,
+)
 from covr.models.presence import (
     GRAPH_FEATURE_NAMES,
     IMAGE_FEATURES,
@@ -176,7 +183,7 @@ def train_presence(
         tol=1e-5,
         n_iter_no_change=15,
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_threaded():
         # Hitting max_iter is expected: the iteration budget is part of the recipe (and the
         # reported metrics are what counts), so sklearn's ConvergenceWarning is noise here.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -206,6 +213,7 @@ def train_presence(
             "seed": seed,
             "positives": int(y_train.sum()),
             "negatives": int(len(y_train) - y_train.sum()),
+            "environment": training_environment(),
         }
     )
     return PresenceResult(weights, thresholds, metrics, summary, version, mlp)

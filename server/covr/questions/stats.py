@@ -93,6 +93,12 @@ def table3(examples: Sequence[Example]) -> dict[str, Any]:
     }
 
 
+def integer_categories(counts: Counter[int]) -> list[tuple[str, int]]:
+    """Every integer from 1 (0 when present) to the largest key, with zero for missing ones."""
+    keys = range(min(1, min(counts, default=1)), max(counts, default=0) + 1)
+    return [(str(k), counts.get(k, 0)) for k in keys]
+
+
 def plots(examples: Sequence[Example], out_dir: Path) -> list[Path]:
     """PNG plots: top-30 answers without True/False (Fig. 4), images per question (Fig. 5),
     find/filter/with_relation occurrences per question (Fig. 6), examples per template."""
@@ -106,12 +112,21 @@ def plots(examples: Sequence[Example], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
-    def bar(name: str, labels: list[str], values: list[int], title: str, rotate: bool) -> None:
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(labels)), 4.0))
-        ax.bar(range(len(labels)), values)
+    def bar(name: str, counts: Counter[Any] | list[tuple[str, int]], title: str, x: str) -> None:
+        """One chart; a Counter of integers gets every integer from 1 (or 0) to its largest
+        key as a category, so empty categories show as zero bars instead of vanishing."""
+        if isinstance(counts, Counter):
+            pairs, rotate = integer_categories(counts), False
+        else:
+            pairs, rotate = counts, True
+        labels = [k for k, _ in pairs]
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(labels)), 4.5))
+        ax.bar(range(len(labels)), [v for _, v in pairs])
         ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=75 if rotate else 0, ha="right" if rotate else "center")
+        ax.set_xticklabels(labels, rotation=60 if rotate else 0, ha="right" if rotate else "center")
         ax.set_title(title)
+        ax.set_xlabel(x)
+        ax.set_ylabel("questions")
         fig.tight_layout()
         path = out_dir / name
         fig.savefig(path, dpi=100)
@@ -123,39 +138,17 @@ def plots(examples: Sequence[Example], out_dir: Path) -> list[Path]:
         for e in examples
         if not isinstance(e["answer"], bool) and e["answer"] not in ("True", "False")
     ).most_common(30)
-    bar(
-        "answers_top30.png",
-        [a for a, _ in answers],
-        [c for _, c in answers],
-        "Top-30 answers (excluding True/False)",
-        True,
-    )
+    bar("answers_top30.png", answers, "Top-30 answers (excluding True/False)", "answer")
     per_q = Counter(len(e["scenes"]) for e in examples)
-    keys = sorted(per_q)
-    bar(
-        "images_per_question.png",
-        [str(k) for k in keys],
-        [per_q[k] for k in keys],
-        "Images per question",
-        False,
-    )
+    bar("images_per_question.png", per_q, "Images per question", "images in the question")
     for op in ("find", "filter", "with_relation"):
         occ = Counter(sum(1 for o in _operations(e["program"]) if o == op) for e in examples)
-        keys = sorted(occ)
-        bar(
-            f"ops_{op}.png",
-            [str(k) for k in keys],
-            [occ[k] for k in keys],
-            f"Occurrences of {op} per question",
-            False,
-        )
+        bar(f"ops_{op}.png", occ, f"Occurrences of {op} per question", f"{op} operations")
     templates = Counter(str(e.get("template", e.get("pattern_name"))) for e in examples)
-    names = sorted(templates)
     bar(
         "examples_per_template.png",
-        names,
-        [templates[t] for t in names],
+        sorted(templates.items()),
         "Examples per template",
-        True,
+        "template",
     )
     return written

@@ -177,6 +177,29 @@ class Baselines:
         return self.per_template.get(template, self.majority)
 
 
+def _group_accuracies(groups: Mapping[str, list[bool]]) -> dict[str, dict[str, Any]]:
+    """Examples and accuracy per group (template or property), in name order."""
+    return {k: {"examples": len(v), "accuracy": accuracy(v)} for k, v in sorted(groups.items())}
+
+
+def _systematicity_gap(
+    ood_accuracy: float, iid: Sequence[Example], predictions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Accuracy on the i.i.d. test beside the out-of-distribution one, and their difference."""
+    iid_ok = [
+        predictions.get(e["qid"]) is not None
+        and normalize_answer(predictions[e["qid"]]) == normalize_answer(e["answer"])
+        for e in iid
+    ]
+    iid_acc = accuracy(iid_ok)
+    return {
+        "ood_accuracy": ood_accuracy,
+        "iid_accuracy": iid_acc,
+        "iid_examples": len(iid),
+        "gap": None if iid_acc is None else ood_accuracy - iid_acc,
+    }
+
+
 def evaluate(
     gold: Sequence[Example],
     predictions: Mapping[str, Any],
@@ -221,14 +244,8 @@ def evaluate(
         "missing": sum(1 for e in gold if e["qid"] not in predictions),
         "unknown_predictions": len(set(predictions) - {e["qid"] for e in gold}),
         "accuracy": acc,
-        "per_template": {
-            t: {"examples": len(v), "accuracy": accuracy(v)}
-            for t, v in sorted(per_template.items())
-        },
-        "per_property": {
-            p: {"examples": len(v), "accuracy": accuracy(v)}
-            for p, v in sorted(per_property.items())
-        },
+        "per_template": _group_accuracies(per_template),
+        "per_property": _group_accuracies(per_property),
         "baselines": {
             "maj": accuracy(maj_correct),
             "maj_answer": baselines.majority,
@@ -241,18 +258,7 @@ def evaluate(
         result["generalization_score"] = generalization_score(acc, text_accuracy, iid_size_accuracy)
         result["generalization_inputs"] = {"text": text_accuracy, "iid_size": iid_size_accuracy}
     if iid:
-        iid_ok = [
-            predictions.get(e["qid"]) is not None
-            and normalize_answer(predictions[e["qid"]]) == normalize_answer(e["answer"])
-            for e in iid
-        ]
-        iid_acc = accuracy(iid_ok)
-        result["systematicity_gap"] = {
-            "ood_accuracy": acc,
-            "iid_accuracy": iid_acc,
-            "iid_examples": len(iid),
-            "gap": None if iid_acc is None else acc - iid_acc,
-        }
+        result["systematicity_gap"] = _systematicity_gap(acc, iid, predictions)
     if easiness is not None:
         scored = [(easiness[q], ok) for q, ok in correct.items() if q in easiness]
         result["easiness_auc"] = {
@@ -317,19 +323,24 @@ def write_plots(report: Mapping[str, Any], directory: Path, *, name: str = "all"
         labels = sorted(groups)
         values = [float(groups[k]["accuracy"] or 0.0) for k in labels]
         counts = [int(groups[k]["examples"]) for k in labels]
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.4 * len(labels) + 2.0), 4.5))
-        ax.bar(range(len(labels)), values, color="tab:blue")
-        for x, (v, n) in enumerate(zip(values, counts, strict=True)):
-            ax.text(x, min(v, 1.0) + 0.01, str(n), ha="center", va="bottom", fontsize=7)
+        # Horizontal bars: one row per group, so ~50 properties stay readable (a column per
+        # group made a 2120x450 chart with unreadable rotated labels).
+        fig, ax = plt.subplots(figsize=(8.0, max(3.0, 0.3 * len(labels) + 1.6)))
+        rows = range(len(labels))
+        ax.barh(rows, values, color="tab:blue")
+        for y, (v, n) in enumerate(zip(values, counts, strict=True)):
+            ax.text(min(v, 1.0) + 0.01, y, f"n={n}", ha="left", va="center", fontsize=7)
         for label, value, color in lines:
             if isinstance(value, int | float):
-                ax.axhline(float(value), color=color, linestyle="--", linewidth=1, label=label)
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=75, ha="right", fontsize=8)
-        ax.set_ylim(0.0, 1.25)
-        ax.set_ylabel("accuracy (bar label: examples)")
+                ax.axvline(float(value), color=color, linestyle="--", linewidth=1, label=label)
+        ax.set_yticks(list(rows))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0.0, 1.25)
+        ax.set_xlabel("accuracy (n = examples in the group)")
+        ax.set_ylabel(title)
         ax.set_title(f"{name}: accuracy per {title}")
-        ax.legend(loc="upper center", ncol=3, fontsize=7)
+        ax.legend(loc="lower right", fontsize=7)
         fig.tight_layout()
         path = directory / f"{stem}.{key}.png"
         partial = directory / f".{stem}.{key}.png.partial"

@@ -62,21 +62,42 @@ def test_dockerfile_lints_clean() -> None:
 
 
 def test_compose_file_validates() -> None:
-    if shutil.which("docker-compose"):
-        command = ["docker-compose", "-f", str(COMPOSE), "config"]
-    else:
-        pytest.skip("no docker-compose client (scripts/setup-system.sh installs it)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "COVR_"))}
-    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-    assert done.returncode == 0, done.stderr
-    config = done.stdout
-    assert "image: neo4j:5" in config
-    assert "cypher-shell" in config
-    assert "RETURN 1" in config
-    assert "condition: service_healthy" in config
-    assert "COVR_GRAPH_URI: bolt://neo4j:7687" in config
-    assert "NEO4J_server_memory_heap_max__size" in config
-    assert "neo4j-data:/data" in config
+    """A pure YAML check of the compose file's shape: no Docker client or engine is installed
+    for it (Debian's docker-compose pulls a whole engine stack that nothing here runs)."""
+    import yaml
+
+    config = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    assert set(config) <= {"services", "volumes", "networks", "secrets", "configs"}
+    neo4j, covr = config["services"]["neo4j"], config["services"]["covr"]
+    assert str(neo4j["image"]).startswith("neo4j:5")
+    check = " ".join(neo4j["healthcheck"]["test"])
+    assert "cypher-shell" in check
+    assert "RETURN 1" in check
+    assert "NEO4J_server_memory_heap_max__size" in neo4j["environment"]
+    assert "neo4j-data:/data" in neo4j["volumes"]
+    assert "neo4j-data" in config["volumes"]
+    assert covr["depends_on"]["neo4j"]["condition"] == "service_healthy"
+    assert covr["environment"]["COVR_GRAPH_URI"] == "bolt://neo4j:7687"
+    assert covr["build"] == "."
+    assert covr["command"] == ["serve"]
+    for service in config["services"].values():
+        for key in service:
+            assert key in _COMPOSE_SERVICE_KEYS, f"unknown compose service key {key!r}"
+
+
+_COMPOSE_SERVICE_KEYS = {
+    "image",
+    "build",
+    "environment",
+    "volumes",
+    "healthcheck",
+    "depends_on",
+    "ports",
+    "command",
+    "entrypoint",
+    "restart",
+    "networks",
+}
 
 
 def test_compose_neo4j_has_the_launchers_minor() -> None:

@@ -40,10 +40,13 @@ def test_write_plots_per_template_and_property(tmp_path: Path) -> None:
     ]
     for path in written:
         assert path.stat().st_size > 1000
-    assert png_size(written[0]) == (600, 450)
-    many = {f"P{i}": {"examples": i + 1, "accuracy": i / 40} for i in range(40)}
-    wide = write_plots({**report, "per_property": many}, tmp_path / "wide")
-    assert png_size(wide[1])[0] > png_size(wide[0])[0]  # one bar per group: wider chart
+    assert png_size(written[0])[0] == 800
+    many = {f"P{i}": {"examples": i + 1, "accuracy": i / 40} for i in range(50)}
+    tall = write_plots({**report, "per_property": many}, tmp_path / "tall")
+    width, height = png_size(tall[1])
+    assert width == 800  # one row per group: a taller chart, never a wider one
+    assert height > png_size(tall[0])[1]
+    assert height / 50 >= 25  # at least 25 pixels per label row
     # plots of another split share the folder without overwriting
     other = write_plots(report, out, name="program-seed-1")
     assert {p.name for p in out.iterdir()} == {p.name for p in written + other}
