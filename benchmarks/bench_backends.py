@@ -66,8 +66,8 @@ from covr.graph import GraphStore, catalog, open_store
 from covr.graph.managed import ManagedServer
 from covr.graph.store import as_statement
 from covr.questions.generate import GenerationOptions, generate
-from covr.questions.store_source import StoreRelated
 from covr.related.lookup import RelatedLookup
+from covr.related.store_provider import StoreRelated
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings

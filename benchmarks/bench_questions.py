@@ -41,8 +41,8 @@ from typing import Any
 
 from covr.questions.balance import balance
 from covr.questions.generate import GenerationOptions, generate
-from covr.questions.related_source import InMemoryRelated
 from covr.related.exclusivity import ResourceExclusivity
+from covr.related.memory import InMemoryRelated
 from covr.scene.model import SceneGraph
 from covr_loaders import synthetic
 

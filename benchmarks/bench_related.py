@@ -12,7 +12,7 @@ up to 5 distractors per edit signature at ED <= 2:
   vocabulary cached, as in a running service), ``--repeats`` passes; the pass with the median p50
   is reported (each pass's numbers are in the output too).
 
-Two baselines, both the in-memory reference matcher (``covr.related.reference.related``) on the
+Two baselines, both the in-memory reference matcher (``covr.related.matcher.related``) on the
 first ``--reference-queries`` subgraphs, medians compared on those same subgraphs:
 
 - ``scan``: the issue's baseline, the reference matcher scanning every image of the store;
@@ -62,7 +62,7 @@ from typing import Any
 
 from covr import models
 from covr.graph import GraphStore, open_store
-from covr.related import reference
+from covr.related import matcher as reference
 from covr.related.exclusivity import default_exclusivity
 from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedLookup, enumeration_options
@@ -382,8 +382,8 @@ def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
                 model.clear_cache()
                 lookup = build_lookup(store, settings, model=True)
                 if variant == "per_pair":
-                    # the lookup then decides each pair in _exclusive, one model call each
-                    lookup._score_all = lambda *a: None  # type: ignore[method-assign]
+                    # the lookup then decides each pair in NameTables.exclusive, one model call each
+                    lookup.names._score_all = lambda *a: None  # type: ignore[method-assign]
                 lookup.warm()
                 for g in queries:
                     t0 = time.perf_counter()

@@ -228,8 +228,8 @@ def overhead(
     import grpc
 
     from covr.questions.generate import generate_for_image
-    from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
+    from covr.related.store_provider import StoreRelated
     from covr.service.servicer import _generation_options
     from covr_client._proto import questions_pb2, service_pb2_grpc
     from covr_loaders.readback import get_scene_graph

@@ -318,7 +318,7 @@ def mine_presence(
     from covr.models.presence import is_simple
     from covr.models.presence_train import Mined
     from covr.related.exclusivity import default_exclusivity
-    from covr.related.reference import SceneIndex, distractors, positives
+    from covr.related.matcher import SceneIndex, distractors, positives
     from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 
     index = SceneIndex(scenes)

@@ -112,7 +112,7 @@ def generate(
     per template, two-answer share) to stderr.
     """
     from covr.questions.generate import GenerationOptions, check_images
-    from covr.questions.related_source import InMemoryRelated
+    from covr.related.memory import InMemoryRelated
 
     settings = load_settings()
     if images is not None and image:
@@ -197,8 +197,8 @@ def _generate_from_store(
     from covr.questions.export import write_jsonl
     from covr.questions.generate import check_images
     from covr.questions.generate import generate as run
-    from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
+    from covr.related.store_provider import StoreRelated
 
     settings = load_settings()
     with store_session() as store:
@@ -228,8 +228,8 @@ def sample_questions(store: Any, split: str, out: Path, *, shown: int = 3) -> di
     from covr.questions.export import write_jsonl
     from covr.questions.generate import GenerationOptions
     from covr.questions.generate import generate as run
-    from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
+    from covr.related.store_provider import StoreRelated
 
     settings = load_settings()
     ids = [s.image_id for s in _read_store_scenes(store, split)]

@@ -29,8 +29,9 @@ import numpy as np
 from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FloatArray, Lexicon
 from covr.models.onnx_io import OnnxHead
+from covr.scene.edits import parse_signature
 from covr.scene.model import Object, Relation, SceneGraph
-from covr.scene.subgraph import Subgraph, SubgraphObject, SubgraphRelation
+from covr.scene.subgraph import Subgraph, SubgraphError, SubgraphObject, SubgraphRelation
 from covr.scene.text import singular
 
 PRESENCE_GRAPH_INPUT = "graph_features"
@@ -517,7 +518,10 @@ class PresenceModel:
         every simple part of ``g`` scores above the threshold of the changed node type; with
         several changed types the largest threshold applies (rel-mods count as relations)."""
         taus = dict(self.thresholds if thresholds is None else thresholds)
-        kinds = {p.split("@")[0] for p in signature.split("+") if p}
+        try:
+            kinds: set[str] = {p.kind for p in parse_signature(signature)}
+        except SubgraphError:
+            kinds = set()  # not a signature: reported below like one without a threshold
         kinds = {"relation" if k == "relmod" else k for k in kinds}
         unknown = kinds - set(taus)
         if not kinds or unknown:

@@ -44,6 +44,7 @@ from covr.models.presence import (
     PresenceFeaturizer,
     hide,
 )
+from covr.scene.edits import parse_signature
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 
@@ -91,7 +92,7 @@ def node_types(g: Subgraph) -> list[str]:
 
 def changed_type(signature: str) -> str:
     """The changed node type that decides the threshold (the largest paper threshold)."""
-    present = {part.split("@")[0] for part in signature.split("+") if part}
+    present = {part.kind for part in parse_signature(signature)}
     best = "object"
     for kind in TYPE_ORDER:
         if kind in present:

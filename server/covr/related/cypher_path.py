@@ -113,54 +113,51 @@ def exact_rules(g: Subgraph) -> dict[str, Rule]:
     return {p: Rule("eq", name_at(g, p)) for p in positions(g)}
 
 
+_Bind = Literal["value", "values", "both", "none"]
+_PV = (("p", "param"), ("v", "var"))
+_PVX = (("p", "param"), ("v", "var"), ("x", "param_x"))
+_OPERATORS: dict[
+    tuple[str, RuleOp], tuple[_Bind, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]]
+] = {
+    ("attribute", "eq"): ("value", (("attribute_has", _PV),)),
+    ("attribute", "ne"): ("value", (("attribute_ne", _PV),)),
+    ("attribute", "in"): ("values", (("attribute_in", _PV),)),
+    ("attribute", "not_in"): ("values", (("attribute_not_in", _PV),)),
+    ("attribute", "ne_not_in"): ("both", (("attribute_ne_not_in", _PVX),)),
+    ("attribute", "eq_or_in"): ("both", (("attribute_eq_or_in", _PVX),)),
+    ("attribute", "any"): ("none", (("attribute_nonempty", (("v", "var"),)),)),
+    ("name", "eq"): ("value", (("name_eq", _PV),)),
+    ("name", "ne"): ("value", (("name_ne", _PV),)),
+    ("name", "in"): ("values", (("name_in", _PV),)),
+    ("name", "not_in"): ("values", (("name_not_in", _PV),)),
+    ("name", "ne_not_in"): (
+        "both",
+        (("name_ne", (("p", "param_x"), ("v", "var"))), ("name_not_in", _PV)),
+    ),
+    ("name", "eq_or_in"): ("both", (("name_eq_or_in", _PVX),)),
+    ("name", "any"): ("none", ()),
+}
+"""The operator table: per (name or attribute, rule op), which parameters the rule binds
+(``value``: ``$p`` = the value; ``values``: ``$p`` = the list; ``both``: ``$p_x`` = the value and
+``$p`` = the list) and which ``cypher/match/_related`` fragments render it, with the placeholders
+each fragment fills from the parameter names and the variable."""
+
+
 def _conditions(var: str, kind: str, rule: Rule, param: str, params: dict[str, Any]) -> list[str]:
     """The WHERE conditions of one position (``kind`` is name or attribute)."""
-    if kind == "attribute":
-        if rule.op == "eq":
-            params[param] = rule.value
-            return [render("attribute_has", p=param, v=var)]
-        if rule.op == "ne":
-            params[param] = rule.value
-            return [render("attribute_ne", p=param, v=var)]
-        if rule.op == "in":
-            params[param] = list(rule.values)
-            return [render("attribute_in", p=param, v=var)]
-        if rule.op == "not_in":
-            params[param] = list(rule.values)
-            return [render("attribute_not_in", p=param, v=var)]
-        if rule.op == "ne_not_in":
-            params[f"{param}_x"] = rule.value
-            params[param] = list(rule.values)
-            return [render("attribute_ne_not_in", p=param, v=var, x=f"{param}_x")]
-        if rule.op == "eq_or_in":
-            params[f"{param}_x"] = rule.value
-            params[param] = list(rule.values)
-            return [render("attribute_eq_or_in", p=param, v=var, x=f"{param}_x")]
-        return [render("attribute_nonempty", v=var)]
-    if rule.op == "eq":
+    bind, fragments = _OPERATORS[(kind, rule.op)]
+    if bind == "value":
         params[param] = rule.value
-        return [render("name_eq", p=param, v=var)]
-    if rule.op == "ne":
-        params[param] = rule.value
-        return [render("name_ne", p=param, v=var)]
-    if rule.op == "in":
+    elif bind == "values":
         params[param] = list(rule.values)
-        return [render("name_in", p=param, v=var)]
-    if rule.op == "not_in":
-        params[param] = list(rule.values)
-        return [render("name_not_in", p=param, v=var)]
-    if rule.op == "ne_not_in":
+    elif bind == "both":
         params[f"{param}_x"] = rule.value
         params[param] = list(rule.values)
-        return [
-            render("name_ne", p=f"{param}_x", v=var),
-            render("name_not_in", p=param, v=var),
-        ]
-    if rule.op == "eq_or_in":
-        params[f"{param}_x"] = rule.value
-        params[param] = list(rule.values)
-        return [render("name_eq_or_in", p=param, v=var, x=f"{param}_x")]
-    return []
+    sources = {"param": param, "param_x": f"{param}_x", "var": var}
+    return [
+        render(name, **{slot: sources[source] for slot, source in slots})
+        for name, slots in fragments
+    ]
 
 
 def _clause(head: str, conditions: list[str]) -> str:
@@ -320,55 +317,49 @@ _LETTER_OF = {kind: letter for letter, kind in _POSITION_OF.items()}
 _PARAM_LETTER = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}
 
 
-def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
-    """One direct branch: walk ``g`` outward from the anchor node, one edge per MATCH.
+class _AnchoredWalk:
+    """The text of one direct branch, built step by step (see :func:`anchored_branch_text`)."""
 
-    Each step is followed by ``WITH`` so that FalkorDB keeps the order (it otherwise starts
-    from whichever name index it likes); the image comes last.
-    """
-    g, rules = branch.g, branch.rules
-    kind, index = parse_position(branch.anchor)
-    if kind == "attribute" or rules[branch.anchor].op != "eq":
-        raise BuilderError("the anchor must be a fixed object, relation or rel-mod name")
-    params: dict[str, Any] = {}
-    start = f"{_LETTER_OF[kind]}{index}"
-    adjacent = _nodes(g)
-    counting = branch.max_changes is not None
-    counters: list[str] = []
-    if counting:
-        params[f"{prefix}_max"] = branch.max_changes
+    def __init__(self, branch: AnchoredBranch, prefix: str) -> None:
+        self.g, self.rules, self.prefix = branch.g, branch.rules, prefix
+        self.params: dict[str, Any] = {}
+        self.counting = branch.max_changes is not None
+        self.counters: list[str] = []
+        if self.counting:
+            self.params[f"{prefix}_max"] = branch.max_changes
 
-    def node_positions(node: str) -> list[str]:
+    def node_positions(self, node: str) -> list[str]:
         letter, number = node[0], int(node[1:])
         out = [f"{_POSITION_OF[letter]}@{number}"]
-        if letter == "o" and g.objects[number].attribute is not None:
+        if letter == "o" and self.g.objects[number].attribute is not None:
             out.append(f"attribute@{number}")
         return out
 
-    def conditions(node: str, bound_objects: list[str]) -> list[str]:
+    def conditions(self, node: str, bound_objects: list[str]) -> list[str]:
         letter, number = node[0], int(node[1:])
         pos = f"{_POSITION_OF[letter]}@{number}"
-        out = _conditions(node, "name", rules[pos], f"{prefix}_{node}", params)
+        prefix, params = self.prefix, self.params
+        out = _conditions(node, "name", self.rules[pos], f"{prefix}_{node}", params)
         if letter == "o":
-            if g.objects[number].attribute is not None:
-                out += _conditions(
-                    node, "attribute", rules[f"attribute@{number}"], f"{prefix}_a{number}", params
-                )
+            if self.g.objects[number].attribute is not None:
+                rule = self.rules[f"attribute@{number}"]
+                out += _conditions(node, "attribute", rule, f"{prefix}_a{number}", params)
             out += [render("distinct", a=node, b=other) for other in bound_objects]
         return out
 
-    def boundary(node: str, bound: list[str]) -> list[str]:
+    def boundary(self, node: str, bound: list[str]) -> list[str]:
         """``WITH`` after a step; when counting, it also adds the step's edits to the count."""
         changes = []
-        if counting:
-            for pos in node_positions(node):
-                if rules[pos].op == "eq":
+        if self.counting:
+            for pos in self.node_positions(node):
+                if self.rules[pos].op == "eq":
                     continue  # a fixed position never differs
                 pkind, pindex = parse_position(pos)
-                param = f"{prefix}_eq_{_PARAM_LETTER[pkind]}{pindex}"
-                params[param] = name_at(g, pos)
+                param = f"{self.prefix}_eq_{_PARAM_LETTER[pkind]}{pindex}"
+                self.params[param] = name_at(self.g, pos)
                 fragment = "change_attribute" if pkind == "attribute" else "change_name"
                 changes.append(render(fragment, p=param, v=node))
+        counters = self.counters
         if not changes:
             carried = counters[-1:] if counters else []
             return [render("with", bound=", ".join(bound + carried))]
@@ -378,40 +369,57 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
         counters.append(c)
         return [
             render("with_count", bound=", ".join(bound + carried), total=total, c=c),
-            render("where", condition=render("at_most", c=c, p=f"{prefix}_max")),
+            render("where", condition=render("at_most", c=c, p=f"{self.prefix}_max")),
         ]
 
-    bound = [start]
-    objects = [start] if start.startswith("o") else []
-    clauses = [_clause(render("anchor", v=start, label=_LABEL_OF[start[0]]), conditions(start, []))]
-    queue = [start]
-    last = start
-    while queue:
-        node = queue.pop(0)
-        for other, edge, direction in adjacent[node]:
-            if other in bound:
-                continue
-            clauses += boundary(last, bound)
-            name = "hop_out" if direction == "out" else "hop_in"
-            head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
-            clauses.append(_clause(head, conditions(other, list(objects))))
-            bound.append(other)
-            last = other
-            if other.startswith("o"):
-                objects.append(other)
-            queue.append(other)
-    clauses += boundary(last, bound)
+    def walk(self, start: str) -> list[str]:
+        """MATCH clauses from the anchor outward, breadth first, one edge per clause."""
+        adjacent = _nodes(self.g)
+        bound = [start]
+        objects = [start] if start.startswith("o") else []
+        head = render("anchor", v=start, label=_LABEL_OF[start[0]])
+        clauses = [_clause(head, self.conditions(start, []))]
+        queue = [start]
+        last = start
+        while queue:
+            node = queue.pop(0)
+            for other, edge, direction in adjacent[node]:
+                if other in bound:
+                    continue
+                clauses += self.boundary(last, bound)
+                name = "hop_out" if direction == "out" else "hop_in"
+                head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
+                clauses.append(_clause(head, self.conditions(other, list(objects))))
+                bound.append(other)
+                last = other
+                if other.startswith("o"):
+                    objects.append(other)
+                queue.append(other)
+        return clauses + self.boundary(last, bound)
+
+
+def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
+    """One direct branch: walk ``g`` outward from the anchor node, one edge per MATCH.
+
+    Each step is followed by ``WITH`` so that FalkorDB keeps the order (it otherwise starts
+    from whichever name index it likes); the image comes last.
+    """
+    kind, index = parse_position(branch.anchor)
+    if kind == "attribute" or branch.rules[branch.anchor].op != "eq":
+        raise BuilderError("the anchor must be a fixed object, relation or rel-mod name")
+    walk = _AnchoredWalk(branch, prefix)
+    clauses = walk.walk(f"{_LETTER_OF[kind]}{index}")
+    params = walk.params
     image_conditions = []
     if branch.split is not None:
         params[f"{prefix}_split"] = branch.split
         image_conditions.append(render("split", p=f"{prefix}_split"))
     clauses.append(_clause(render("image_of", o="o0"), image_conditions))
     params[f"{prefix}_tag"] = branch.tag
-    if not counting:
+    if walk.counting:
+        clauses.append(_return_names(branch.g, "return_distinct", f"{prefix}_tag"))
+    else:
         clauses.append(render("return_ids", tag=f"{prefix}_tag"))
-        return "\n".join(clauses), params
-
-    clauses.append(_return_names(g, "return_distinct", f"{prefix}_tag"))
     return "\n".join(clauses), params
 
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from covr import models
 from covr.graph.store import GraphStore
+from covr.related.api import Distractor, PresenceFilter
 from covr.related.exclusivity import Exclusivity, NodeType, default_exclusivity
 from covr.related.lookup import RelatedLookup
-from covr.related.reference import Distractor, PresenceFilter
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings, get_settings, parse_thresholds

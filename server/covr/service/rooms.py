@@ -22,9 +22,9 @@ from typing import Any
 
 from covr import models
 from covr.graph.store import GraphStore
-from covr.questions.store_source import StoreRelated
 from covr.related.filters import RelatedLookups
 from covr.related.lookup import RelatedLookup
+from covr.related.store_provider import StoreRelated
 from covr.settings import Settings
 
 log = logging.getLogger("covr.service")

@@ -32,9 +32,9 @@ from covr.questions.generate import (
     iter_for_image,
     iter_for_subgraph,
 )
-from covr.questions.store_source import StoreRelated
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD
 from covr.related.lookup import RelatedResult
+from covr.related.store_provider import StoreRelated
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph

@@ -6,11 +6,11 @@ import pytest
 
 from covr.graph import GraphStore, catalog, name_stats
 from covr.questions.generate import GenerationOptions, generate
-from covr.questions.related_source import RelatedProvider
-from covr.questions.store_source import StoreRelated
-from covr.related import reference
+from covr.related import matcher as reference
+from covr.related.api import RelatedProvider
 from covr.related.exclusivity import default_exclusivity
 from covr.related.lookup import RelatedLookup
+from covr.related.store_provider import StoreRelated
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 from covr_loaders import synthetic

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from covr.graph import GraphStore, name_stats
-from covr.related import reference
+from covr.related import matcher as reference
 from covr.related.exclusivity import Exclusivity
 from covr.related.lookup import RelatedLookup, RelatedResult
 from covr.scene.model import Box, Object, Relation, RelMod, SceneGraph

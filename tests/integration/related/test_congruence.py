@@ -17,7 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from covr.graph import GraphStore
-from covr.related import reference
+from covr.related import matcher as reference
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.lookup import RelatedLookup
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs

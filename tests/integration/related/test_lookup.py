@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from covr.graph import GraphStore
-from covr.related import reference
+from covr.related import matcher as reference
 from covr.related.cypher_path import exact_rules, match_query
 from covr.related.exclusivity import default_exclusivity
 from covr.related.lookup import (

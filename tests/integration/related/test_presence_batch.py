@@ -19,7 +19,7 @@ from covr import models
 from covr.graph import GraphStore
 from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedError, RelatedLookup
-from covr.related.reference import Distractor
+from covr.related.matcher import Distractor
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
@@ -241,7 +241,7 @@ def test_batched_exclusivity_decisions_equal_per_pair_ones(
         vocab = sorted(name_stats.vocabulary(store, kind))
         for x in vocab[:: max(1, len(vocab) // 4)]:
             model.clear_cache()
-            exclusive, others = lookup._alternatives(kind, x)
+            exclusive, others = lookup.names.alternatives(kind, x)
             model.clear_cache()  # the per-pair path scores every pair on its own again
             one_by_one = tuple(n for n in vocab if n != x and model.m(kind, x, n) > 0.5)
             assert exclusive == one_by_one, (kind, x)

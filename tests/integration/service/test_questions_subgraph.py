@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from covr.related import reference
+from covr.related import matcher as reference
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph as DomainSubgraph
 from covr_client import (
@@ -100,8 +100,8 @@ def test_subgraph_questions_equal_the_engine_on_the_same_store(
         choose_source_image,
         generate_for_subgraph,
     )
-    from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
+    from covr.related.store_provider import StoreRelated
 
     settings = server.service.settings
     lookup = build_lookup(server.store, settings)

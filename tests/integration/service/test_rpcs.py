@@ -400,8 +400,8 @@ def test_generated_questions_equal_the_engine_on_the_same_store(
     server: TestServer, client: Client
 ) -> None:
     from covr.questions.generate import GenerationOptions, check_images, generate_for_image
-    from covr.questions.store_source import StoreRelated
     from covr.related.filters import build_lookup
+    from covr.related.store_provider import StoreRelated
 
     settings = server.service.settings
     provider = StoreRelated(build_lookup(server.store, settings))

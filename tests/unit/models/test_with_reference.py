@@ -10,7 +10,7 @@ from covr.models.errors import ModelInputError
 from covr.models.exclusivity import OnnxExclusivity
 from covr.models.presence import PresenceModel
 from covr.related.exclusivity import Exclusivity
-from covr.related.reference import Distractor, distractors
+from covr.related.matcher import Distractor, distractors
 from covr.scene.model import Object, Relation, SceneGraph
 from covr.scene.subgraph import Subgraph
 

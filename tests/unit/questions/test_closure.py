@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from covr.questions.engine import ImageGenerator as _ImageGenerator
 from covr.questions.errors import NoCommonValue, ProgramError, SeveralValues, TemplateError
-from covr.questions.generate import GenerationOptions, _ImageGenerator, _Related, generate
+from covr.questions.generate import GenerationOptions, generate
 from covr.questions.operators import REGISTRY, execute
-from covr.questions.related_source import InMemoryRelated, RelatedImage
+from covr.questions.slots import Related as _Related
 from covr.questions.templates import (
     TEMPLATE_GROUPS,
     all_templates,
@@ -23,6 +24,8 @@ from covr.questions.templates import (
     select_templates,
 )
 from covr.questions.world import World, default_attribute_types
+from covr.related.api import RelatedImage
+from covr.related.memory import InMemoryRelated
 from covr.scene.edits import substitute
 from covr.scene.model import Object, SceneGraph
 from covr.scene.subgraph import Subgraph

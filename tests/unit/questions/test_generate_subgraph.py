@@ -12,8 +12,8 @@ from covr.questions.generate import (
     generate_for_image,
     generate_for_subgraph,
 )
-from covr.questions.related_source import InMemoryRelated
-from covr.related.reference import contains
+from covr.related.matcher import contains
+from covr.related.memory import InMemoryRelated
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 from tests.support.question_data import synthetic_scenes

@@ -17,9 +17,9 @@ from covr.questions.generate import (
     generate_for_image,
 )
 from covr.questions.operators import execute
-from covr.questions.related_source import InMemoryRelated
 from covr.questions.templates import all_templates, default_templates
 from covr.questions.world import World
+from covr.related.memory import InMemoryRelated
 from covr.scene.model import Object, SceneGraph
 from covr.scene.subgraph import Subgraph
 from tests.support.question_data import bundled_samples, synthetic_scenes

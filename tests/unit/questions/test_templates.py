@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
+from covr.questions.engine import ImageGenerator as _ImageGenerator
 from covr.questions.errors import TemplateError
-from covr.questions.generate import GenerationOptions, _ImageGenerator, _Related
+from covr.questions.generate import GenerationOptions
 from covr.questions.operators import REGISTRY
-from covr.questions.related_source import RelatedImage
 from covr.questions.render import finish
+from covr.questions.slots import Related as _Related
 from covr.questions.templates import default_templates, parse_templates, select_templates
 from covr.questions.world import default_attribute_types
+from covr.related.api import RelatedImage
 from covr.scene.edits import substitute
 from covr.scene.subgraph import Subgraph
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from covr.related.exclusivity import ResourceExclusivity, default_exclusivity
-from covr.related.reference import (
+from covr.related.matcher import (
     Distractor,
     SceneIndex,
     by_signature,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from covr.questions.generate import GenerationOptions, generate_for_image, iter_for_image
-from covr.questions.related_source import InMemoryRelated
+from covr.related.memory import InMemoryRelated
 from covr.service import convert
 from covr.service.convert import example_to_proto
 from covr.service.example_stream import stream_examples

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from covr.questions.generate import GenerationOptions, generate
-from covr.questions.related_source import InMemoryRelated
+from covr.related.memory import InMemoryRelated
 from covr.splits.builders import zero_shot
 from covr.splits.properties import with_properties
 from tests.support.question_data import bundled_samples

@@ -1,11 +1,11 @@
-"""The question engine's :class:`~covr.questions.related_source.RelatedProvider` over the Cypher
-lookup (``covr.related.lookup.RelatedLookup``, docs/related.md).
+"""The Cypher-backed related-images provider: :class:`~covr.related.api.RelatedProvider` over the
+store lookup (:class:`~covr.related.lookup.RelatedLookup`, docs/related.md).
 
 Why an adapter and not a second code path: generation only needs scene graphs, positives and
 distractors with their signatures and concrete subgraphs; the lookup already returns exactly those
 (and agrees with the reference matcher, its congruence tests say so), so the engine runs unchanged
 against the store. Scene graphs are read once and cached (the same images are shown again and
-again) in the lookup's scene cache, which the presence filter fills too (it reads the same
+again) by the lookup's scene reader (:mod:`covr.related.scenes`), which the presence filter fills too (it reads the same
 distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
 an import replaced images): a cache of our own outlived re-imports. Worker processes must each
 build their own lookup after the fork (no shared connection).
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from covr.questions.related_source import RelatedImage
-from covr.related.lookup import RelatedError, RelatedLookup
+from covr.related.api import RelatedError, RelatedImage
+from covr.related.lookup import RelatedLookup
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 

@@ -1,4 +1,4 @@
-"""The in-memory related source's fast paths make exactly the draws of the plain ones."""
+"""The seeded draw order's fast paths (covr.related.sampling) make exactly the draws of the plain ones."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from covr.questions.related_source import _filtered_order, _seeded_order, _shuffle
+from covr.related.sampling import filtered_order as _filtered_order
+from covr.related.sampling import seeded_order as _seeded_order
+from covr.related.sampling import shuffle as _shuffle
 
 pytestmark = pytest.mark.unit
 

@@ -1,7 +1,11 @@
-"""The pure-Python reference matcher: the tests' oracle for related images (DESIGN.md §5).
+"""The in-memory matcher: related images over scene graphs in RAM, by definition (DESIGN.md §5).
 
 Written over in-memory :class:`~covr.scene.model.SceneGraph` objects with plain dictionaries and
-independently of the Cypher path, so that the two can be compared. Definitions:
+independently of the Cypher path. It has three users: the in-memory provider
+(:mod:`covr.related.memory`) runs on it, containment checks (:func:`contains`, through
+:mod:`covr.related.api`) use it, and the tests use it as the oracle the Cypher provider must
+agree with (the independence of the two implementations is what makes that check worth having).
+Definitions:
 
 - A **match** of ``g`` in an image is an injective embedding: each subgraph object goes to a
   distinct image object with the same name; an object with an attribute needs that attribute
@@ -35,8 +39,9 @@ from dataclasses import dataclass
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity
 from covr.scene.edits import (
     NodeType,
+    Position,
     name_at,
-    parse_position,
+    position,
     positions,
     signature,
     signature_sort_key,
@@ -138,8 +143,8 @@ class SceneIndex:
         return sorted(i for i, c in counts.items() if c >= needed)
 
 
-def _typed(g: Subgraph, pos: str) -> tuple[NodeType, str]:
-    return parse_position(pos)[0], name_at(g, pos)
+def _typed(g: Subgraph, pos: Position) -> tuple[NodeType, str]:
+    return pos.kind, name_at(g, pos)
 
 
 def as_index(scenes: Iterable[SceneGraph] | SceneIndex) -> SceneIndex:
@@ -152,6 +157,90 @@ Judge = Callable[[str, str], int | None]
 """``judge(position, image_name)``: 0 = counts as equal, 1 = a substitution, None = reject."""
 
 
+class _Embedding:
+    """The search state of :func:`_embed` over one scene (objects assigned in index order)."""
+
+    def __init__(self, scene: _Scene, g: Subgraph, judge: Judge, max_changes: int) -> None:
+        self.scene, self.g, self.judge, self.max_changes = scene, g, judge, max_changes
+        n = len(g.objects)
+        self.incoming: list[tuple[str, int]] = [("root", 0)] * n
+        for j, rel in enumerate(g.relations):
+            self.incoming[rel.object] = ("relation", j)
+        for k, mod in enumerate(g.relmods):
+            self.incoming[mod.object] = ("relmod", k)
+        self.objs: list[str] = [""] * n
+        self.rels: list[Relation | None] = [None] * len(g.relations)
+        self.mods: list[tuple[str, str]] = [("", "")] * len(g.relmods)
+        self.names: dict[str, str] = {}
+        self.object_pos = [position("object", i) for i in range(n)]
+        self.attribute_pos = [position("attribute", i) for i in range(n)]
+        self.relation_pos = [position("relation", j) for j in range(len(g.relations))]
+        self.relmod_pos = [position("relmod", k) for k in range(len(g.relmods))]
+
+    def place(self, i: int, obj: Object, changes: int) -> Iterator[int]:
+        """Check object ``i`` -> ``obj`` (name, attribute); yield the new change counts."""
+        if obj.id in self.objs[:i]:
+            return
+        cost = self.judge(self.object_pos[i], obj.name)
+        if cost is None or changes + cost > self.max_changes:
+            return
+        self.objs[i] = obj.id
+        self.names[self.object_pos[i]] = obj.name
+        if self.g.objects[i].attribute is None:
+            yield changes + cost
+            return
+        for attribute in dict.fromkeys(obj.attributes):
+            extra = self.judge(self.attribute_pos[i], attribute)
+            if extra is None or changes + cost + extra > self.max_changes:
+                continue
+            self.names[self.attribute_pos[i]] = attribute
+            yield changes + cost + extra
+
+    def walk(self, i: int, changes: int) -> Iterator[tuple[Match, dict[str, str]]]:
+        if i == len(self.objs):
+            relations = tuple(r.id for r in self.rels if r is not None)
+            match = Match(self.scene.graph.image_id, tuple(self.objs), relations, tuple(self.mods))
+            yield match, dict(self.names)
+            return
+        kind, index = self.incoming[i]
+        if kind == "root":
+            for obj in self.scene.graph.objects:
+                for c in self.place(i, obj, changes):
+                    yield from self.walk(i + 1, c)
+        elif kind == "relation":
+            yield from self._via_relation(i, index, changes)
+        else:
+            yield from self._via_relmod(i, index, changes)
+
+    def _via_relation(
+        self, i: int, index: int, changes: int
+    ) -> Iterator[tuple[Match, dict[str, str]]]:
+        subject = self.objs[self.g.relations[index].subject]
+        for rel in self.scene.out.get(subject, ()):
+            cost = self.judge(self.relation_pos[index], rel.name)
+            if cost is None or changes + cost > self.max_changes:
+                continue
+            self.rels[index] = rel
+            self.names[self.relation_pos[index]] = rel.name
+            for c in self.place(i, self.scene.objects[rel.object], changes + cost):
+                yield from self.walk(i + 1, c)
+
+    def _via_relmod(
+        self, i: int, index: int, changes: int
+    ) -> Iterator[tuple[Match, dict[str, str]]]:
+        host = self.rels[self.g.relmods[index].relation]
+        assert host is not None
+        for mod in host.mods:
+            target = self.scene.objects.get(mod.object)
+            cost = self.judge(self.relmod_pos[index], mod.name)
+            if target is None or cost is None or changes + cost > self.max_changes:
+                continue
+            self.mods[index] = (host.id, mod.id)
+            self.names[self.relmod_pos[index]] = mod.name
+            for c in self.place(i, target, changes + cost):
+                yield from self.walk(i + 1, c)
+
+
 def _embed(
     scene: _Scene, g: Subgraph, judge: Judge, max_changes: int
 ) -> Iterator[tuple[Match, dict[str, str]]]:
@@ -161,90 +250,17 @@ def _embed(
     Objects are assigned in index order: canonical order puts each object after the relation
     or rel-mod that leads to it, so its parent is always mapped already.
     """
-    n = len(g.objects)
-    incoming: list[tuple[str, int]] = [("root", 0)] * n
-    for j, rel in enumerate(g.relations):
-        incoming[rel.object] = ("relation", j)
-    for k, mod in enumerate(g.relmods):
-        incoming[mod.object] = ("relmod", k)
-    objs: list[str] = [""] * n
-    rels: list[Relation | None] = [None] * len(g.relations)
-    mods: list[tuple[str, str]] = [("", "")] * len(g.relmods)
-    names: dict[str, str] = {}
-    image_id = scene.graph.image_id
-    object_pos = [f"object@{i}" for i in range(n)]
-    attribute_pos = [f"attribute@{i}" for i in range(n)]
-    relation_pos = [f"relation@{j}" for j in range(len(g.relations))]
-    relmod_pos = [f"relmod@{k}" for k in range(len(g.relmods))]
-
-    def place(i: int, obj: Object, changes: int) -> Iterator[int]:
-        """Check object ``i`` -> ``obj`` (name, attribute); yield the new change counts."""
-        if obj.id in objs[:i]:
-            return
-        cost = judge(object_pos[i], obj.name)
-        if cost is None or changes + cost > max_changes:
-            return
-        objs[i] = obj.id
-        names[object_pos[i]] = obj.name
-        if g.objects[i].attribute is None:
-            yield changes + cost
-            return
-        for attribute in dict.fromkeys(obj.attributes):
-            extra = judge(attribute_pos[i], attribute)
-            if extra is None or changes + cost + extra > max_changes:
-                continue
-            names[attribute_pos[i]] = attribute
-            yield changes + cost + extra
-
-    def walk(i: int, changes: int) -> Iterator[tuple[Match, dict[str, str]]]:
-        if i == n:
-            match = Match(
-                image_id,
-                tuple(objs),
-                tuple(r.id for r in rels if r is not None),
-                tuple(mods),
-            )
-            yield match, dict(names)
-            return
-        kind, index = incoming[i]
-        if kind == "root":
-            for obj in scene.graph.objects:
-                for c in place(i, obj, changes):
-                    yield from walk(i + 1, c)
-        elif kind == "relation":
-            subject = objs[g.relations[index].subject]
-            for rel in scene.out.get(subject, ()):
-                cost = judge(relation_pos[index], rel.name)
-                if cost is None or changes + cost > max_changes:
-                    continue
-                rels[index] = rel
-                names[relation_pos[index]] = rel.name
-                for c in place(i, scene.objects[rel.object], changes + cost):
-                    yield from walk(i + 1, c)
-        else:
-            host = rels[g.relmods[index].relation]
-            assert host is not None
-            for mod in host.mods:
-                target = scene.objects.get(mod.object)
-                cost = judge(relmod_pos[index], mod.name)
-                if target is None or cost is None or changes + cost > max_changes:
-                    continue
-                mods[index] = (host.id, mod.id)
-                names[relmod_pos[index]] = mod.name
-                for c in place(i, target, changes + cost):
-                    yield from walk(i + 1, c)
-
-    yield from walk(0, 0)
+    return _Embedding(scene, g, judge, max_changes).walk(0, 0)
 
 
 def _exact_judge(g: Subgraph) -> Judge:
-    expected = {p: name_at(g, p) for p in positions(g)}
+    expected: dict[str, str] = {p: name_at(g, p) for p in positions(g)}
     return lambda pos, name: 0 if expected[pos] == name else None
 
 
 def _scored_judge(g: Subgraph, exclusivity: Exclusivity, *, relaxed: bool) -> Judge:
     """Relaxed: equal or non-exclusive names cost 0. Otherwise: exclusive names cost 1."""
-    expected = {p: (parse_position(p)[0], name_at(g, p)) for p in positions(g)}
+    expected: dict[str, tuple[NodeType, str]] = {p: (p.kind, name_at(g, p)) for p in positions(g)}
     cache: dict[tuple[str, str], int | None] = {}
 
     def judge(pos: str, name: str) -> int | None:
@@ -310,7 +326,7 @@ def distractors(
         return presence_filter(g, results)
     relaxed = _scored_judge(g, exclusivity, relaxed=True)
     edited = _scored_judge(g, exclusivity, relaxed=False)
-    expected = {p: name_at(g, p) for p in positions(g)}
+    expected: dict[str, str] = {p: name_at(g, p) for p in positions(g)}
     concrete_of: dict[tuple[tuple[str, str], ...], tuple[str, Subgraph] | None] = {}
     for image_id in index.candidates(g, max_distance):
         scene = index.scenes[image_id]

@@ -1,0 +1,294 @@
+"""One source image's examples: subgraphs, templates, images, execution, second answers.
+
+The driver (:mod:`covr.questions.generate`) runs one :class:`ImageGenerator` per source image;
+this module holds its loop. Filling a template is :mod:`covr.questions.slots`, picking images
+:mod:`covr.questions.picking`; here the pieces meet: for every subgraph and template, fill,
+pick the main image sets, execute, and try flip sets for an example with another answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from covr.questions.errors import ExecutionFailure, GenerationError
+from covr.questions.operators import execute
+from covr.questions.picking import pick_images
+from covr.questions.signature_rules import rule_holds, signature_order
+from covr.questions.slots import Instance, Related, instantiate
+from covr.questions.templates import Template
+from covr.questions.world import AttributeTypes, PartsCache, World
+from covr.related.api import RelatedProvider, contains, stable_seed
+from covr.scene.enumerate import enumerate_subgraphs
+from covr.scene.subgraph import Subgraph
+
+if TYPE_CHECKING:
+    from covr.questions.generate import GenerationOptions
+
+GENERATOR_VERSION = "covr-questions/1"
+Example = dict[str, Any]
+
+
+class ImageGenerator:
+    """Everything for one source image (one ``random.Random``)."""
+
+    def __init__(
+        self,
+        provider: RelatedProvider,
+        options: GenerationOptions,
+        templates: Sequence[Template],
+        attribute_types: AttributeTypes,
+    ) -> None:
+        self.provider = provider
+        self.options = options
+        self.templates = templates
+        self.types = attribute_types
+        self.failures: Counter[str] = Counter()
+        """Why candidate examples were dropped (execution failures, ``degenerate``, ...)."""
+        self.parts = PartsCache()
+        self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
+
+    # -- top level -----------------------------------------------------------------------------
+
+    def run(self, image_id: str) -> Iterator[Example]:
+        """The image's examples in their final order, each as soon as it exists (the service
+        streams them while later subgraphs are still being looked up)."""
+        try:
+            scene = self.provider.scene(image_id)
+        except KeyError:
+            raise GenerationError("image", f"unknown image {image_id!r}") from None
+        rng = random.Random(stable_seed(self.options.seed, image_id))
+        subgraphs = enumerate_subgraphs(scene, self.options.enumeration)
+        cap = self.options.subgraphs_per_image
+        if cap is not None and len(subgraphs) > cap:
+            subgraphs = sorted(rng.sample(subgraphs, cap), key=lambda s: s.key)
+        seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        for g in subgraphs:
+            related = self._related(image_id, g)
+            self._allowed_cache.clear()
+            yield from self._distinct(related, rng, seen)
+
+    def run_subgraph(self, image_id: str, g: Subgraph) -> Iterator[Example]:
+        """Examples about ``g`` alone, with ``image_id`` (an image containing ``g``) as the source
+        image: the per-subgraph loop of :meth:`run` without the enumeration and sampling."""
+        try:
+            scene = self.provider.scene(image_id)
+        except KeyError:
+            raise GenerationError("image", f"unknown image {image_id!r}") from None
+        if not contains(scene, g):
+            raise GenerationError("image", f"image {image_id!r} does not contain {g.key!r}")
+        # Own stream (salted with the key): not the stream of the image path, whose first draws
+        # sample the image's subgraphs.
+        rng = random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
+        related = self._related(image_id, g)
+        yield from self._distinct(related, rng, set())
+
+    def _distinct(
+        self, related: Related, rng: random.Random, seen: set[tuple[str, str, tuple[str, ...]]]
+    ) -> Iterator[Example]:
+        """Every template's examples for one subgraph, without repeating an example already
+        emitted for this image (same text, answer and images)."""
+        for template in self.templates:
+            for example in self._examples(template, related, rng):
+                key = (
+                    example["utterance"],
+                    json.dumps(example["answer"]),
+                    tuple(example["scenes"]),
+                )
+                if key not in seen:
+                    seen.add(key)
+                    yield example
+
+    def _related(self, image_id: str, g: Subgraph) -> Related:
+        o = self.options
+        positives = self.provider.positives(g, o.split, limit=o.positives_limit + 1, seed=o.seed)
+        others = [p for p in positives if p != image_id][: o.positives_limit]
+        distractors = self.provider.distractors(
+            g, o.split, max_distance=o.max_distance, per_signature=o.per_signature, seed=o.seed
+        )
+        distractors = [d for d in distractors if d.image_id != image_id]
+        return Related(image_id, g, others, distractors)
+
+    # -- one template --------------------------------------------------------------------------
+
+    def _examples(self, template: Template, rel: Related, rng: random.Random) -> list[Example]:
+        """One example, plus a second with the same text, other images and another answer when
+        some choice of the closed-class words (numbers, quantifiers, comparatives) allows it."""
+        if not self._subgraph_ok(template, rel.g):
+            return []
+        instance_seed = rng.getrandbits(64)
+        combos = self._combos(template, rng)
+        first = self._instantiate(template, rel, random.Random(instance_seed), combos[0])
+        if first is None:
+            return []
+        main, flips = self._image_sets(first, rel, rng)
+        if not main:
+            return []
+        worlds: dict[tuple[str, ...], World] = {}
+        single: Example | None = None
+        for i, combo in enumerate(combos):
+            instance = (
+                first
+                if i == 0
+                else self._instantiate(template, rel, random.Random(instance_seed), combo)
+            )
+            if instance is None:
+                continue
+            found = self._first_answer(instance, main, worlds)
+            if found is None:
+                continue
+            example = self._example(instance, rel, found[0], found[1])
+            for images in [*flips, *main]:
+                if frozenset(images) == frozenset(found[0]):
+                    continue
+                answer = self._answer(instance, images, worlds)
+                if answer is not None and answer != found[1]:
+                    return [example, self._example(instance, rel, images, answer)]
+            if single is None:
+                single = example
+        return [single] if single is not None else []
+
+    def _image_sets(
+        self, first: Instance, rel: Related, rng: random.Random
+    ) -> tuple[list[list[str]], list[list[str]]]:
+        """Two tries at a main image set, then ``flip_attempts`` in the template's flip mode."""
+        main: list[list[str]] = []
+        flips: list[list[str]] = []
+        seen: set[frozenset[str]] = set()
+        flip = first.template.images.flip
+        for mode in ["main", "main"] + [flip] * self.options.flip_attempts:
+            images = pick_images(first, rel, rng, mode, self._allowed)
+            if images is None or frozenset(images) in seen:
+                continue
+            seen.add(frozenset(images))
+            (main if mode == "main" else flips).append(images)
+        return main, flips
+
+    def _first_answer(
+        self, instance: Instance, main: list[list[str]], worlds: dict[tuple[str, ...], World]
+    ) -> tuple[list[str], Any] | None:
+        for images in main:
+            answer = self._answer(instance, images, worlds)
+            if answer is not None:
+                return images, answer
+        return None
+
+    def _combos(self, template: Template, rng: random.Random) -> list[dict[str, Any]]:
+        """Closed-class slot values to try, in a seeded order (at most ``max_combos``)."""
+        axes: list[tuple[str, list[Any]]] = []
+        for name, spec in template.slots.items():
+            if "choice" in spec:
+                axes.append((name, list(spec["choice"])))
+            elif "number" in spec:
+                low, high = spec["number"]
+                axes.append((name, list(range(low, high + 1))))
+        combos: list[dict[str, Any]] = [{}]
+        for name, options in axes:
+            combos = [{**c, name: o} for c in combos for o in options]
+        rng.shuffle(combos)
+        return combos[: self.options.max_combos]
+
+    def _instantiate(
+        self, template: Template, rel: Related, rng: random.Random, closed: Mapping[str, Any]
+    ) -> Instance | None:
+        return instantiate(template, rel, rng, closed, self.types, self._allowed, self.failures)
+
+    def _answer(
+        self, instance: Instance, images: list[str], worlds: dict[tuple[str, ...], World]
+    ) -> Any:
+        key = tuple(images)
+        world = worlds.get(key)
+        if world is None:
+            world = worlds[key] = World.of((self.provider.scene(i) for i in images), self.parts)
+        try:
+            # Programs come from validated templates (and the tests re-run every one through the
+            # checked executor and the oracle), so per-step type checks are skipped here.
+            answer = execute(instance.program, world, self.types, check=False)
+        except ExecutionFailure as exc:
+            self.failures[exc.kind] += 1
+            return None
+        if (
+            instance.template.answer_type == "number"
+            and isinstance(answer, int)
+            and answer > self.options.max_count_answer
+        ):
+            self.failures["count-above-max"] += 1
+            return None
+        return answer
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def _subgraph_ok(self, template: Template, g: Subgraph) -> bool:
+        attribute = g.root.attribute
+        for p in template.subgraph:
+            if p == "root_attribute" and attribute is None:
+                return False
+            if p == "root_attribute_typed" and (
+                attribute is None or not self.types.types(attribute)
+            ):
+                return False
+        return True
+
+    def _allowed(self, template: Template, rel: Related, image_id: str, edge: int | None) -> bool:
+        key = (template.name, image_id, edge)
+        cached = self._allowed_cache.get(key)
+        if cached is None:
+            cached = self._allowed_cache[key] = not any(
+                rule_holds(rule, sig, rel.g, edge)
+                for sig in rel.sigs.get(image_id, ())
+                for rule in template.avoid
+            )
+        return cached
+
+    # -- output --------------------------------------------------------------------------------
+
+    def _example(self, instance: Instance, rel: Related, images: list[str], answer: Any) -> Example:
+        t = instance.template
+        signatures = {
+            i: (
+                []
+                if i in rel.positive_set
+                else sorted(set(rel.sigs.get(i, ())), key=signature_order)
+            )
+            for i in images
+        }
+        example: Example = {
+            "qid": "",
+            "utterance": instance.text,
+            "scenes": list(images),
+            "answer": answer,
+            "pattern_name": t.pattern_name,
+            "program": instance.program,
+            "properties": [],
+            "template": t.name,
+            "paper_template": t.paper_template,
+            "answer_type": t.answer_type,
+            "source_image": rel.source,
+            "subgraphs": dict(instance.subgraphs),
+            "structure": list(rel.structure),
+            "signatures": signatures,
+            "seed": self.options.seed,
+            "generator_version": GENERATOR_VERSION,
+            "split": self.options.split,
+        }
+        example["qid"] = qid(example)
+        return example
+
+
+def qid(example: Mapping[str, Any]) -> str:
+    """A stable id from what makes an example distinct (split, template, text, images, answer)."""
+    key = json.dumps(
+        [
+            example["split"],
+            example["template"],
+            example["utterance"],
+            example["scenes"],
+            example["answer"],
+        ],
+        ensure_ascii=False,
+    )
+    return f"{example['split']}-{hashlib.blake2b(key.encode(), digest_size=8).hexdigest()}"

@@ -1,0 +1,418 @@
+"""Filling a template: the root edge, the second subgraph, the decoy and every slot.
+
+Templates are data (``resources/templates.json``, checked by :mod:`covr.questions.templates`);
+this module gives each word of their vocabulary one implementation in a registry, the way the
+operators are registered (clevr-dataset-gen's question engine works the same way):
+
+- :data:`DECOYS` -- per ``decoy.position``: where the decoy sits in ``g`` and the true name;
+- :data:`SLOT_FILLERS` -- per slot kind (``number``, ``choice``, ``subgraph``, ``value``), filled
+  in that order (:data:`SLOT_ORDER`) so that counts exist before the phrases that agree with them;
+- :data:`VALUE_KINDS` -- per ``value`` slot: the text or option pair it stands for.
+
+Every random choice comes from the one ``rng`` of the filling, in a fixed order (edge, second
+subgraph, decoy, values, text), so equal seeds give equal questions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from covr.questions.degeneracy import is_degenerate
+from covr.questions.render import (
+    edge_clause,
+    finish,
+    is_finite_verb,
+    phrase,
+    pronoun,
+    root_edges,
+    root_is_plural,
+    view,
+    wh_clause,
+    with_article,
+)
+from covr.questions.signature_rules import resolve_position, rule_holds, signature_parts
+from covr.questions.templates import Template, compile_program
+from covr.questions.world import AttributeTypes
+from covr.related.api import RelatedImage
+from covr.scene.edits import Position, position
+from covr.scene.subgraph import Subgraph
+from covr.scene.text import MASS_NOUNS
+
+SIMILARITY_TYPES = ("color", "material", "shape")
+"""Attribute types a nested similarity reference may switch to (closure_nested)."""
+
+
+@dataclass
+class Related:
+    """One subgraph's source image, positives and distractors (what every template shares)."""
+
+    source: str
+    g: Subgraph
+    positives: list[str]
+    distractors: list[RelatedImage]
+    positive_set: frozenset[str] = frozenset()
+    sigs: dict[str, list[str]] = field(default_factory=dict)
+    structure: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        g = self.g
+        size = len(g.objects) + sum(o.attribute is not None for o in g.objects)
+        self.structure = (size + len(g.relations) + len(g.relmods), g.depth())
+        self.positive_set = frozenset([self.source, *self.positives])
+        for r in self.distractors:
+            self.sigs.setdefault(r.image_id, []).append(r.signature)
+
+
+@dataclass
+class Instance:
+    """A filled template: text, program and the images it must include."""
+
+    template: Template
+    text: str
+    program: list[dict[str, Any]]
+    subgraphs: dict[str, str]
+    required: list[str]
+    edge: int | None
+
+
+Allowed = Callable[[Template, Related, str, int | None], bool]
+"""Whether a template may show an image (its signatures break none of the template's rules)."""
+
+
+@dataclass
+class Filling:
+    """The state of one template being filled."""
+
+    template: Template
+    rel: Related
+    rng: random.Random
+    closed: Mapping[str, Any]
+    types: AttributeTypes
+    allowed: Allowed
+    edge: int | None = None
+    g2: Subgraph | None = None
+    decoy: str | None = None
+    truth: str | None = None
+    required: list[str] = field(default_factory=list)
+    subgraphs: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    plural: dict[str, bool] = field(default_factory=dict)
+    views: dict[str, Subgraph] = field(default_factory=dict)
+
+    @property
+    def g(self) -> Subgraph:
+        return self.rel.g
+
+
+# -- edge and second subgraph ------------------------------------------------------------------
+
+
+def choose_edge(template: Template, g: Subgraph, rng: random.Random) -> int | bool | None:
+    """The root edge the template asks about; ``None`` if it needs none, ``False`` if no edge
+    qualifies."""
+    if not template.uses_edge:
+        return None
+    options = []
+    for j in root_edges(g):
+        if g.mods_of(j):
+            continue  # rel-mod edges are not asked about (see docs/questions.md)
+        target = g.relations[j].object
+        if "root_edge_leaf" in template.subgraph and g.children(target):
+            continue
+        if "edge_not_finite_verb" in template.subgraph and is_finite_verb(g.relations[j].name):
+            continue
+        options.append(j)
+    return rng.choice(options) if options else False
+
+
+def _second_subgraph(f: Filling) -> bool:
+    spec = f.template.second_subgraph
+    if spec is None:
+        return True
+    g = f.g
+    mine = view(g, spec["view"])
+    pool = [
+        r
+        for r in f.rel.distractors
+        if not any(rule_holds(a, r.signature, g, f.edge) for a in spec.get("avoid", []))
+        and view(r.subgraph, spec["view"]) != mine
+    ]
+    if not pool:
+        return False
+    pick = f.rng.choice(pool)
+    f.g2 = pick.subgraph
+    f.required.append(pick.image_id)
+    f.subgraphs["g2"] = f.g2.key
+    return True
+
+
+# -- decoys ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """Where a decoy position sits in ``g`` and which name is the true one there."""
+
+    locate: Callable[[Subgraph, int | None], Position | None]
+    truth: Callable[[Subgraph, int | None, Position], str | None]
+
+
+DECOYS: dict[str, Decoy] = {
+    "edge_object": Decoy(
+        lambda g, edge: resolve_position(g, "edge_object", edge),
+        lambda g, edge, pos: g.objects[pos.number].name,
+    ),
+    "edge_relation": Decoy(
+        lambda g, edge: resolve_position(g, "edge_relation", edge),
+        lambda g, edge, pos: g.relations[edge].name if edge is not None else None,
+    ),
+    "root_attribute": Decoy(
+        lambda g, edge: position("attribute", 0),
+        lambda g, edge, pos: g.root.attribute,
+    ),
+}
+"""One entry per ``decoy.position`` of the template vocabulary."""
+
+
+def decoy_name(g: Subgraph, other: Subgraph, pos: Position) -> str | None:
+    """The one name ``other`` has where ``g`` has another (None: not exactly one)."""
+    if pos.kind == "object":
+        a, b = Counter(o.name for o in g.objects), Counter(o.name for o in other.objects)
+    elif pos.kind == "attribute":
+        a = Counter(o.attribute for o in g.objects if o.attribute)
+        b = Counter(o.attribute for o in other.objects if o.attribute)
+    else:
+        a, b = Counter(r.name for r in g.relations), Counter(r.name for r in other.relations)
+    new = list((b - a).elements())
+    return str(new[0]) if len(new) == 1 else None
+
+
+def _same_type(types: AttributeTypes, a: str | None, b: str) -> bool:
+    kinds = set(types.types(a or ""))
+    return not kinds or bool(kinds & set(types.types(b)))
+
+
+def _decoy(f: Filling) -> bool:
+    """Pick the decoy word (and show its image when the template allows it)."""
+    if f.template.decoy is None:
+        return True
+    spec = DECOYS[f.template.decoy["position"]]
+    pos = spec.locate(f.g, f.edge)
+    if pos is None:
+        return False
+    candidates: list[tuple[str, str]] = []
+    for r in f.rel.distractors:
+        parts = signature_parts(r.signature)
+        if pos not in parts or sum(p.kind == pos.kind for p in parts) != 1:
+            continue
+        name = decoy_name(f.g, r.subgraph, pos)
+        if name is None or (pos.kind == "relation" and is_finite_verb(name)):
+            continue
+        if pos.kind == "attribute" and not _same_type(f.types, f.g.root.attribute, name):
+            continue  # "young or blue" is not a real choice
+        candidates.append((name, r.image_id))
+    if not candidates:
+        return False
+    # Show the decoy's image only when the template allows it (a distractor that changes just
+    # the asked object would repeat the referent); the word is valid either way.
+    shown = [c for c in candidates if f.allowed(f.template, f.rel, c[1], f.edge)]
+    f.decoy, decoy_image = f.rng.choice(sorted(shown or candidates))
+    if shown:
+        f.required.append(decoy_image)
+    f.truth = spec.truth(f.g, f.edge, pos)
+    return f.truth is not None and f.truth != f.decoy
+
+
+# -- slots -------------------------------------------------------------------------------------
+
+
+def _fill_number(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
+    f.values[name] = f.closed[name]
+    f.texts[name] = str(f.values[name])
+    f.plural[name] = f.values[name] != 1
+    return True
+
+
+def _fill_choice(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
+    f.values[name] = f.closed[name]
+    f.texts[name] = f.closed[name]["text"]
+    return True
+
+
+def _fill_subgraph(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
+    base = f.g if spec["subgraph"] == "g" else f.g2
+    assert base is not None
+    v = view(base, spec["view"], f.edge if base is f.g else None)
+    f.views[name] = v
+    form = spec["form"]
+    counted = form == "plural" or form.startswith("count:")
+    if counted and v.root.name.strip().lower() in MASS_NOUNS:
+        return False  # "how many sand": mass nouns are not counted
+    if form.startswith("count:"):
+        n = f.values[form[6:]]
+        if n == 1 and root_is_plural(v):
+            return False  # "exactly 1 people": no singular to count with
+        f.texts[name] = phrase(v, "count", n)
+        f.plural[name] = n != 1 or root_is_plural(v)
+    else:
+        f.texts[name] = phrase(v, form)
+        f.plural[name] = form == "plural" or root_is_plural(v)
+    return True
+
+
+def _fill_value(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
+    value = VALUE_KINDS[spec["value"]](f)
+    if value is None:
+        return False
+    f.values[name] = value
+    f.texts[name] = value["text"] if isinstance(value, dict) else str(value)
+    return True
+
+
+SlotFiller = Callable[[Filling, str, Mapping[str, Any]], bool]
+SLOT_FILLERS: dict[str, SlotFiller] = {
+    "number": _fill_number,
+    "choice": _fill_choice,
+    "subgraph": _fill_subgraph,
+    "value": _fill_value,
+}
+"""One filler per slot kind; False rejects the filling."""
+SLOT_ORDER = ("number", "choice", "subgraph", "value")
+
+
+# -- value slots -------------------------------------------------------------------------------
+
+
+def _root_attribute_type(f: Filling) -> Any:
+    types = f.types.types(f.g.root.attribute or "")
+    return f.rng.choice(sorted(types)) if types else None
+
+
+def _other_attribute_type(f: Filling) -> Any:
+    # The second hop of a nested similarity reference (CLOSURE §3) uses another type than the
+    # first, from the types every object can be compared on.
+    own = set(f.types.types(f.g.root.attribute or ""))
+    others = [t for t in SIMILARITY_TYPES if t not in own]
+    return f.rng.choice(others) if others else None
+
+
+def _on_edge(make: Callable[[Subgraph, int], Any]) -> Callable[[Filling], Any]:
+    """A value about the chosen root edge (None when the template has no edge)."""
+    return lambda f: None if f.edge is None else make(f.g, f.edge)
+
+
+def _options(with_articles: bool) -> Callable[[Filling], Any]:
+    """The true name and the decoy in a seeded order: ``"a cup or a mug"``."""
+
+    def options(f: Filling) -> Any:
+        if f.decoy is None or f.truth is None:
+            return None
+        pair = [f.truth, f.decoy]
+        f.rng.shuffle(pair)
+        if with_articles:
+            text = f"{with_article(pair[0])} or {with_article(pair[1])}"
+        else:
+            text = f"{pair[0]} or {pair[1]}"
+        return {"first": pair[0], "second": pair[1], "text": text}
+
+    return options
+
+
+VALUE_KINDS: dict[str, Callable[[Filling], Any]] = {
+    "root_attribute": lambda f: f.g.root.attribute,
+    "root_attribute_type": _root_attribute_type,
+    "other_attribute_type": _other_attribute_type,
+    "edge_relation": _on_edge(lambda g, e: g.relations[e].name),
+    "edge_clause_plural": _on_edge(
+        lambda g, e: edge_clause(g.relations[e].name, phrase(view(g, "edge_target", e), "a"), True)
+    ),
+    "edge_wh_clause": _on_edge(
+        lambda g, e: wh_clause(
+            phrase(view(g, "no_edge", e), "the"),
+            root_is_plural(view(g, "no_edge", e)),
+            g.relations[e].name,
+        )
+    ),
+    "edge_pronoun": _on_edge(lambda g, e: pronoun(view(g, "edge_target", e))),
+    "object_options": _options(True),
+    "relation_options": _options(False),
+    "attribute_options": _options(False),
+}
+"""One entry per ``value`` slot of the template vocabulary; None rejects the filling."""
+
+
+# -- the whole template ------------------------------------------------------------------------
+
+
+def instantiate(
+    template: Template,
+    rel: Related,
+    rng: random.Random,
+    closed: Mapping[str, Any],
+    types: AttributeTypes,
+    allowed: Allowed,
+    rejected: Counter[str],
+) -> Instance | None:
+    """Fill the template; ``closed`` gives the closed-class slot values, every other choice
+    comes from ``rng`` (so equal seeds give equal fillings for different ``closed``).
+    Degenerate questions (answer independent of the images) are counted in ``rejected``."""
+    chosen_edge = choose_edge(template, rel.g, rng)
+    if chosen_edge is False:
+        return None
+    f = Filling(template, rel, rng, closed, types, allowed)
+    f.edge = chosen_edge if isinstance(chosen_edge, int) and chosen_edge is not True else None
+    f.subgraphs["g"] = rel.g.key
+    if not _second_subgraph(f) or not _decoy(f):
+        return None
+    for kind in SLOT_ORDER:
+        fill = SLOT_FILLERS[kind]
+        for name, spec in template.slots.items():
+            if kind in spec and not fill(f, name, spec):
+                return None
+    text = rng.choice(template.text)
+    utterance = finish(fill_text(text, f.values, f.texts, f.plural), question=template.question)
+    program = compile_program(template.program, f.values, f.views)
+    if is_degenerate(program):
+        rejected["degenerate"] += 1
+        return None
+    return Instance(template, utterance, program, f.subgraphs, f.required, f.edge)
+
+
+_AGREEMENT = {
+    "is": ("are", "is"),
+    "images": ("images", "image"),
+    "contain": ("contain", "contains"),
+}
+"""Agreement words of the text placeholders: ``{is:SLOT}`` -> (plural, singular)."""
+
+
+def fill_text(
+    text: str, values: Mapping[str, Any], texts: Mapping[str, str], plural: Mapping[str, bool]
+) -> str:
+    """The template text with its ``{SLOT}``, ``{SLOT.field}`` and ``{is:SLOT}`` filled."""
+    out = []
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            out.append(text[pos:])
+            break
+        end = text.index("}", start)
+        out.append(text[pos:start])
+        inner = text[start + 1 : end]
+        agreement, _, target = inner.rpartition(":")
+        slot, _, field_name = target.partition(".")
+        if agreement in _AGREEMENT:
+            many, one = _AGREEMENT[agreement]
+            out.append(many if plural.get(slot, False) else one)
+        elif field_name:
+            out.append(str(values[slot][field_name]))
+        else:
+            out.append(texts[slot])
+        pos = end + 1
+    return "".join(out)

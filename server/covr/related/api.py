@@ -1,0 +1,173 @@
+"""The related-images room's public face: what callers may rely on, whichever provider runs.
+
+A *provider* answers "which images contain ``g``, and which hold something almost like it": the
+Cypher-backed one (:class:`~covr.related.store_provider.StoreRelated`) and the in-memory one
+(:class:`~covr.related.memory.InMemoryRelated`) are interchangeable behind
+:class:`RelatedProvider`, so the question engine imports this module and nothing else of
+``related/``. Result types and errors live here for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
+from covr.related.matcher import Distractor, PresenceFilter, contains, no_presence_filter
+from covr.related.sampling import stable_seed
+from covr.scene.edits import signature_sort_key
+from covr.scene.enumerate import EnumerationOptions
+from covr.scene.model import SceneGraph
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings
+
+__all__ = [
+    "DEFAULT",
+    "Default",
+    "Distractor",
+    "PresenceFilter",
+    "RelatedError",
+    "RelatedImage",
+    "RelatedProvider",
+    "RelatedResult",
+    "StatsMissing",
+    "UnknownImage",
+    "UnknownSubgraph",
+    "as_subgraph",
+    "check_args",
+    "contains",
+    "enumeration_options",
+    "no_presence_filter",
+    "stable_seed",
+]
+
+
+class Default(Enum):
+    """Marks an argument whose value comes from settings (``COVR_RELATED_*``)."""
+
+    VALUE = "default"
+
+
+DEFAULT = Default.VALUE
+
+
+@dataclass(frozen=True)
+class RelatedResult:
+    """Positives and distractors of one subgraph; see docs/related.md §1."""
+
+    query: Subgraph
+    split: str | None
+    seed: int
+    positives: tuple[str, ...]
+    distractors: tuple[Distractor, ...]
+    offset: int = 0
+    next_offset: int | None = None
+
+    def by_signature(self) -> dict[str, list[str]]:
+        """``signature -> image ids`` in result order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for d in self.distractors:
+            out[d.signature].append(d.image_id)
+        return dict(out)
+
+    def signatures(self) -> list[str]:
+        """The signatures present, in canonical order."""
+        return sorted({d.signature for d in self.distractors}, key=signature_sort_key)
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedImage:
+    """One related image: ``signature`` is ``""`` for a positive; ``subgraph`` is the concrete
+    subgraph found in it (``g`` itself for a positive)."""
+
+    image_id: str
+    signature: str
+    subgraph: Subgraph
+
+
+@runtime_checkable
+class RelatedProvider(Protocol):
+    """Related-image lookup as the question engine needs it."""
+
+    def scene(self, image_id: str) -> SceneGraph:
+        """The scene graph of an image (raise ``KeyError`` if unknown)."""
+        ...
+
+    def images(self, split: str) -> list[str]:
+        """Sorted ids of the images of a split."""
+        ...
+
+    def positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
+        """Up to ``limit`` images of ``split`` that contain ``g``, a seeded sample, sorted."""
+        ...
+
+    def distractors(
+        self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
+    ) -> list[RelatedImage]:
+        """Distractor images (DESIGN §5), at most ``per_signature`` per edit signature."""
+        ...
+
+
+def as_subgraph(g: Subgraph | str) -> Subgraph:
+    """A subgraph from itself or its key (the lookup's public methods take either)."""
+    if isinstance(g, Subgraph):
+        return g
+    if isinstance(g, str):
+        return Subgraph.from_key(g)
+    raise RelatedError("g", f"expected a Subgraph or a subgraph key, got {type(g).__name__}")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_args(
+    max_distance: int,
+    per_signature: int | None,
+    limit: int | None,
+    positives_limit: int | None,
+    seed: int,
+    offset: int,
+    split: str | None,
+) -> None:
+    """Raise :class:`RelatedError` naming the first bad lookup argument."""
+    if not _is_int(max_distance) or not 0 <= max_distance <= 2:
+        raise RelatedError("max_distance", f"must be 0, 1 or 2, got {max_distance!r}")
+    for name, value in (
+        ("per_signature", per_signature),
+        ("limit", limit),
+        ("positives_limit", positives_limit),
+    ):
+        if value is not None and (not _is_int(value) or value < 1):
+            raise RelatedError(name, f"must be >= 1 or None, got {value!r}")
+    if not _is_int(offset) or offset < 0:
+        raise RelatedError("offset", f"must be >= 0, got {offset!r}")
+    if not _is_int(seed):
+        raise RelatedError("seed", f"must be an integer, got {seed!r}")
+    if split is not None and (not isinstance(split, str) or not split):
+        raise RelatedError("split", f"must be a non-empty string or None, got {split!r}")
+
+
+def _split_list(text: str) -> frozenset[str]:
+    return frozenset(p.strip() for p in text.split(",") if p.strip())
+
+
+def enumeration_options(settings: Settings) -> EnumerationOptions:
+    """Subgraph enumeration options from ``COVR_SUBGRAPH_*`` (defaults: the reference values)."""
+    pairs: set[tuple[str, str]] = set()
+    for item in _split_list(settings.subgraph_ignored_pairs):
+        relation, sep, noun = item.partition(":")
+        if not sep or not relation.strip() or not noun.strip():
+            raise ValueError(
+                f"COVR_SUBGRAPH_IGNORED_PAIRS: {item!r} is not 'relation:noun' (e.g. wearing:shirt)"
+            )
+        pairs.add((relation.strip(), noun.strip()))
+    return EnumerationOptions(
+        ignored_nouns=_split_list(settings.subgraph_ignored_nouns),
+        ignored_relations=_split_list(settings.subgraph_ignored_relations),
+        ignored_pairs=frozenset(pairs),
+        min_object_area=settings.subgraph_min_object_area,
+        max_subgraphs=settings.subgraph_max_per_image,
+    )

@@ -1,0 +1,203 @@
+"""What a store lookup knows about names, kept for one store generation.
+
+Why a class of its own: the image table, the per-split vocabularies (name -> images, nodes),
+the image list of each name and the exclusivity decisions are read or computed once and shared
+by every lookup until a load changes the store; the round loop (:mod:`covr.related.search`) only
+asks questions of it. The owner (:class:`~covr.related.lookup.RelatedLookup`) calls
+:meth:`reset` on a new generation, under its exclusive lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from covr.cache import LRU
+from covr.graph import catalog, name_stats
+from covr.graph.store import GraphStore
+from covr.related import rules
+from covr.related.cypher_path import Rule
+from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity
+from covr.related.sampling import IdArray, ImageTable
+from covr.scene.edits import NodeType, Position, name_at, substitute
+from covr.scene.subgraph import Subgraph, SubgraphError
+from covr.settings import Settings
+
+_POSTINGS = {
+    "object": "match/related/postings_object",
+    "relation": "match/related/postings_relation",
+    "relmod": "match/related/postings_relmod",
+}
+_ANCHOR_ENOUGH = 256
+"""Stop intersecting further names' image lists once a pool is this small."""
+_MAX_DECISIONS = 1_000_000
+"""Exclusivity decisions kept before the table starts over (a few hundred MB at most)."""
+
+
+class NameTables:
+    """Image table, vocabularies, name postings and exclusivity decisions of one generation."""
+
+    def __init__(self, store: GraphStore, exclusivity: Exclusivity, settings: Settings) -> None:
+        self.store = store
+        self.exclusivity = exclusivity
+        self.settings = settings
+        self._images: ImageTable | None = None
+        self._vocab: dict[tuple[str, str | None], dict[str, tuple[int, int]]] = {}
+        self._lists: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._m: dict[tuple[str, str, str], bool] = {}
+        self._postings: LRU[tuple[str, str], IdArray] = LRU(settings.related_cache_postings)
+
+    def reset(self, *, decisions: bool = False) -> None:
+        """Forget what depends on the store's contents (``decisions``: the model's too)."""
+        self._images = None
+        self._vocab.clear()
+        self._lists.clear()
+        self._postings.clear()
+        if decisions:
+            self._m.clear()
+
+    def table(self) -> ImageTable:
+        if self._images is None:
+            self._images = ImageTable(self.store.read(catalog.get("match/related/images")))
+        return self._images
+
+    def vocabulary(self, node_type: str, split: str | None) -> dict[str, tuple[int, int]]:
+        """``name -> (images, nodes)`` of one node type in ``split`` (None: every split)."""
+        key = (node_type, split)
+        if key not in self._vocab:
+            self._vocab[key] = name_stats.vocabulary(self.store, node_type, split)  # type: ignore[arg-type]
+        return self._vocab[key]
+
+    def nodes(self, kind: NodeType, name: str) -> int:
+        """How many nodes of the whole store carry ``name``."""
+        return self.vocabulary(kind, None).get(name, (0, 0))[1]
+
+    # -- exclusivity -----------------------------------------------------------------------------
+
+    def exclusive(self, node_type: NodeType, x: str, y: str) -> bool:
+        key = (node_type, x, y)
+        hit = self._m.get(key)
+        if hit is None:
+            hit = x != y and self.exclusivity.m(node_type, x, y) > EXCLUSIVE_THRESHOLD
+            if len(self._m) > _MAX_DECISIONS:
+                self._m.clear()
+            self._m[key] = hit
+        return hit
+
+    def _score_all(self, node_type: NodeType, x: str, names: Sequence[str]) -> None:
+        """Decide ``(x, n)`` for every name not decided yet with one ``m_batch`` call.
+
+        A name's alternatives cover the whole vocabulary (1,700 object names at 0.1x GQA): one
+        model call per pair was ~70 % of a new process's first lookups (profile, 8,500
+        images); a batch gives the same scores (checked bit for bit on that vocabulary) ~10x
+        faster. Decisions are what :meth:`exclusive` would store.
+        """
+        todo = [n for n in names if n != x and (node_type, x, n) not in self._m]
+        if not todo:
+            return
+        scores = self.exclusivity.m_batch([(node_type, x, n) for n in todo])
+        if len(self._m) + len(todo) > _MAX_DECISIONS:
+            self._m.clear()
+        for n, score in zip(todo, scores, strict=True):
+            self._m[(node_type, x, n)] = score > EXCLUSIVE_THRESHOLD
+
+    def alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(exclusive, non-exclusive) names of the vocabulary other than ``x``."""
+        key = (node_type, x)
+        if key not in self._lists:
+            names = sorted(n for n in self.vocabulary(node_type, None) if n != x)
+            self._score_all(node_type, x, names)
+            exclusive = tuple(n for n in names if self.exclusive(node_type, x, n))
+            chosen = set(exclusive)
+            others = tuple(n for n in names if n not in chosen)
+            self._lists[key] = (exclusive, others)
+        return self._lists[key]
+
+    # -- rules of one subgraph -------------------------------------------------------------------
+
+    def distractor_rule(self, g: Subgraph, pos: Position) -> Rule | None:
+        x = name_at(g, pos)
+        exclusive, others = self.alternatives(pos.kind, x)
+        return rules.distractor_rule(pos.kind, x, exclusive, others, self.settings.related_list_max)
+
+    def relaxed_rule(self, g: Subgraph, pos: Position) -> Rule:
+        x = name_at(g, pos)
+        exclusive, others = self.alternatives(pos.kind, x)
+        return rules.relaxed_rule(x, exclusive, others, self.settings.related_list_max)
+
+    def combined_rule(self, g: Subgraph, pos: Position) -> Rule:
+        return rules.combined_rule(name_at(g, pos), self.distractor_rule(g, pos))
+
+    def anchor(self, g: Subgraph, fixed: Sequence[Position]) -> Position | None:
+        return rules.choose_anchor(g, fixed, self.nodes)
+
+    # -- candidate pools -------------------------------------------------------------------------
+
+    def posting(self, node_type: str, name: str) -> IdArray:
+        """Table indices of the images holding a node named ``name`` (cached)."""
+        key = (node_type, name)
+        hit = self._postings.get(key)
+        if hit is None:
+            table = self.table()
+            rows = self.store.read(catalog.get(_POSTINGS[node_type]), {"name": name})
+            found = [table.index[r["id"]] for r in rows if r["id"] in table.index]
+            hit = self._postings.put(key, np.unique(np.array(found, dtype=np.int64)))
+        return hit
+
+    def pool(self, g: Subgraph, fixed: Sequence[Position], split: str | None) -> IdArray | None:
+        """Images holding every fixed non-attribute name (rarest first), in ``split``; None when
+        nothing is fixed (every image of the split is a candidate)."""
+        table = self.table()
+        typed = []
+        for pos in fixed:
+            if pos.kind == "attribute":
+                continue  # attributes are a list property: no index to draw candidates from
+            name = name_at(g, pos)
+            images = self.vocabulary(pos.kind, split).get(name, (0, 0))[0]
+            typed.append((images, pos.kind, name))
+        if not typed:
+            return None
+        typed.sort()
+        if typed[0][0] == 0:
+            return np.empty(0, dtype=np.int64)
+        pool: IdArray | None = None
+        cap = self.settings.related_postings_max_images
+        for images, kind, name in typed:
+            if pool is not None and len(pool) <= _ANCHOR_ENOUGH:
+                break
+            if cap and images > cap:
+                break  # fetching a very common name's image list costs more than it saves
+            ids = self.posting(kind, name)
+            pool = ids if pool is None else np.intersect1d(pool, ids, assume_unique=True)
+        if pool is None:
+            return None
+        return table.in_split(pool, split)
+
+
+_UNKNOWN = object()
+"""Marks a concrete subgraph not computed yet (None is a valid, cached answer)."""
+_MAX_CONCRETES = 200_000
+"""Substituted subgraphs kept before the table starts over."""
+
+
+class Concretes:
+    """``g`` with substitutions applied, memoized: a lookup decodes the same edits again and
+    again (one per row and round); None marks an edit that is not a valid subgraph."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, rules.Changes], Subgraph | None] = {}
+
+    def of(self, g: Subgraph, changes: rules.Changes) -> Subgraph | None:
+        key = (g.key, changes)
+        hit = self._made.get(key, _UNKNOWN)
+        if hit is not _UNKNOWN:
+            return hit  # type: ignore[return-value]
+        try:
+            concrete: Subgraph | None = substitute(g, dict(changes))
+        except SubgraphError:  # the edit repeats a noun of g: not a valid subgraph
+            concrete = None
+        if len(self._made) > _MAX_CONCRETES:
+            self._made.clear()
+        self._made[key] = concrete
+        return concrete

@@ -1,0 +1,489 @@
+"""One store lookup: the round loop that finds positives and distractors of ``g``.
+
+How (docs/related.md §3 has the long version):
+
+1. **Candidates without store-order bias.** For an edit signature ``S`` every position outside
+   ``S`` keeps ``g``'s name, so a distractor image must hold all those names. The candidate pool
+   is the intersection of those names' image lists (:meth:`NameTables.pool`), or every image of
+   the split when nothing is fixed, walked in a seeded order (:mod:`covr.related.sampling`).
+2. **Verification in batches.** Candidates are checked a batch at a time by one query per
+   *round*: one ``UNION ALL`` branch per unfinished signature (and one for positives), or one
+   combined branch for many signatures; batches grow 4x per round; a signature stops when it
+   has enough results or its pool is exhausted. After round 1 a signature with a large pool may
+   switch to an exact, index-started match of its images (:meth:`Search._go_direct`).
+3. **Exclusion.** Images that produced a distractor row are checked once for an overlap-relaxed
+   copy of ``g`` (which includes ``g`` itself).
+4. **Exactness.** Every row is decoded again with the exclusivity model (:mod:`covr.related.rules`);
+   the Cypher rules are only prefilters.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from covr.graph.store import GraphStore, Row
+from covr.related import rules
+from covr.related.api import Distractor, PresenceFilter, RelatedResult
+from covr.related.cypher_path import (
+    AnchoredBranch,
+    Branch,
+    CombinedBranch,
+    Rule,
+    anchored_query,
+    combined_query,
+    exact_rules,
+    union_query,
+)
+from covr.related.names import Concretes, NameTables
+from covr.related.sampling import Stream, WholeStream
+from covr.scene.edits import Position, name_at, positions, signature, signature_sort_key
+from covr.scene.subgraph import Subgraph
+from covr.settings import Settings
+
+Verified = dict[str, tuple[bool, dict[str, set[Subgraph]]]]
+"""Per image: whether it is a positive, and its concrete ``g'`` per signature."""
+Hits = dict[int, dict[str, set[Subgraph]]]
+"""Per state index: image id -> concrete ``g'`` found in it this round."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """The arguments of one lookup, checked and resolved (docs/related.md §1)."""
+
+    g: Subgraph
+    split: str | None
+    max_distance: int
+    per_signature: int | None
+    limit: int | None
+    positives_limit: int | None
+    seed: int
+    offset: int
+    presence: bool
+
+
+@dataclass
+class SigState:
+    """One signature (or the positives, signature ``""``) during a lookup."""
+
+    signature: str
+    changed: tuple[Position, ...]
+    rules: dict[str, Rule]
+    stream: Stream | WholeStream
+    target: int | None
+    batch: int
+    anchor: Position | None = None
+    salt: str = ""
+    exact: bool = False
+    done: bool = False
+
+    def __post_init__(self) -> None:
+        self.found: list[Distractor] = []
+        self.positives: list[str] = []
+
+
+class Search:
+    """The state of one lookup between rounds (built, run once, thrown away)."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        names: NameTables,
+        concretes: Concretes,
+        presence_filter: PresenceFilter,
+        settings: Settings,
+        request: Request,
+    ) -> None:
+        self.store = store
+        self.names = names
+        self.concretes = concretes
+        self.presence_filter = presence_filter
+        self.settings = settings
+        self.request = request
+        self.g = request.g
+        self.table = names.table()
+        self.all_positions = positions(self.g)
+        self.states = self._states()
+        self.relaxed_rules: dict[str, Rule] = {
+            p: names.relaxed_rule(self.g, p) for p in self.all_positions
+        }
+        self.combined_rules: dict[str, Rule] = {
+            p: names.combined_rule(self.g, p) for p in self.all_positions
+        }
+        # Few signatures (small subgraphs): one exact branch each returns fewer rows. Many
+        # (chains, V-shapes, frames): one combined branch costs far less to parse and plan.
+        self.combined = len(self.states) > settings.related_combined_min_signatures
+        self.relaxed_known: dict[str, bool] = {}
+        self.verified: Verified = {}
+        self.rounds = 0
+        self.spent = 0
+
+    def run(self) -> RelatedResult:
+        while any(not s.done for s in self.states):
+            if not self._round():
+                break
+        return self._page()
+
+    # -- states ----------------------------------------------------------------------------------
+
+    def _target(self, cap: int | None) -> int | None:
+        return None if cap is None else self.request.offset + cap + 1
+
+    def _first_batch(self, want: int | None) -> int:
+        if want is None:
+            return self.settings.related_batch_max
+        return max(self.settings.related_batch_min, 2 * want)
+
+    def _states(self) -> list[SigState]:
+        """The positives' state, then one per signature that can have results (canonical order)."""
+        g, r = self.g, self.request
+        exact = exact_rules(g)
+        target = self._target(r.positives_limit)
+        pool = self.names.pool(g, self.all_positions, r.split)
+        first = SigState(
+            "",
+            (),
+            dict(exact),
+            self.table.stream(pool, r.seed, "", r.split),
+            target,
+            self._first_batch(target),
+            anchor=self.names.anchor(g, self.all_positions),
+        )
+        others = list(self._signature_states(exact))
+        return [first, *sorted(others, key=lambda s: signature_sort_key(s.signature))]
+
+    def _signature_states(self, exact: Mapping[str, Rule]) -> Iterable[SigState]:
+        g, r = self.g, self.request
+        target = self._target(r.per_signature)
+        for size in range(1, min(r.max_distance, len(self.all_positions)) + 1):
+            for changed in itertools.combinations(self.all_positions, size):
+                sig = signature(changed)
+                edited = {pos: self.names.distractor_rule(g, pos) for pos in changed}
+                if any(rule is None for rule in edited.values()):
+                    continue
+                fixed = [p for p in self.all_positions if p not in changed]
+                pool = self.names.pool(g, fixed, r.split)
+                if pool is not None and len(pool) == 0:
+                    continue
+                yield SigState(
+                    sig,
+                    tuple(changed),
+                    {**exact, **{p: rule for p, rule in edited.items() if rule is not None}},
+                    self.table.stream(pool, r.seed, sig, r.split),
+                    target,
+                    self._first_batch(target),
+                    anchor=self.names.anchor(g, fixed),
+                    salt=sig,
+                )
+
+    # -- one round -------------------------------------------------------------------------------
+
+    def _round(self) -> bool:
+        """Verify one batch per unfinished state; False when no state had candidates left."""
+        active = [s for s in self.states if not s.done]
+        if self.rounds == 1:
+            self._go_direct([s for s in active if self._wants_direct(s)])
+        elif self.rounds == 3 and self._late_direct():
+            self._go_direct([self.states[0]])
+        self.rounds += 1
+        batches = self._take_batches()
+        if not batches:
+            return False
+        if self.combined:
+            hits, positive_ids = self._verify_combined(batches)
+        else:
+            hits, positive_ids = self._verify_per_signature(batches)
+        self._exclude_relaxed(hits)
+        candidates = self._candidates(batches, hits)
+        self._record(batches, candidates, positive_ids)
+        return True
+
+    def _late_direct(self) -> bool:
+        return not self.states[0].done and self._wants_direct(self.states[0], late=True)
+
+    def _take_batches(self) -> dict[int, list[str]]:
+        """The next batch of image ids of every unfinished state, within the scan budget."""
+        budget = self.settings.related_scan_budget
+        # positives (signature "") are never cut short: every question needs them
+        budgeted = [s for s in self.states if not s.done and s.target is not None and s.signature]
+        share = None
+        if budget and budgeted:
+            if self.spent >= budget:
+                for state in budgeted:
+                    state.done = True  # bounded effort: see docs/related.md §3
+            share = max(1, (budget - self.spent) // len(budgeted))
+        batches: dict[int, list[str]] = {}
+        for n, state in enumerate(self.states):
+            if state.done:
+                continue
+            limited = share is not None and state.target is not None and state.signature
+            size = min(state.batch, share) if limited and share is not None else state.batch
+            taken = state.stream.take(size)
+            if limited:
+                self.spent += len(taken)
+            ids = [self.table.ids[i] for i in taken]
+            state.batch = min(state.batch * 4, self.settings.related_batch_max)
+            if not ids:
+                state.done = True
+                continue
+            batches[n] = ids
+        return batches
+
+    def _exclude_relaxed(self, hits: Hits) -> None:
+        unknown = sorted({i for per in hits.values() for i in per} - self.relaxed_known.keys())
+        if unknown:
+            excluded = self._relaxed_images(unknown)
+            for image_id in unknown:
+                self.relaxed_known[image_id] = image_id in excluded
+
+    def _candidates(self, batches: dict[int, list[str]], hits: Hits) -> dict[int, list[Distractor]]:
+        """This round's distractors per signature state (relaxed copies and the presence
+        filter's rejects removed)."""
+        candidates: dict[int, list[Distractor]] = {}
+        for n, ids in batches.items():
+            if n == 0:
+                continue
+            per = hits.get(n, {})
+            new = candidates[n] = []
+            for image_id in ids:
+                found = per.get(image_id)
+                if not found or self.relaxed_known.get(image_id, True):
+                    continue
+                ordered = tuple(sorted(found, key=lambda s: s.key))
+                new.append(Distractor(image_id, self.states[n].signature, ordered[0], ordered))
+        every = [d for new in candidates.values() for d in new]
+        if self.request.presence and every:
+            # one call for the round's candidates of every signature (the filter decides each
+            # candidate on its own), so the model filter reads their scene graphs in one
+            # batched statement instead of one per signature
+            kept = {id(d) for d in self.presence_filter(self.g, every)}
+            candidates = {n: [d for d in new if id(d) in kept] for n, new in candidates.items()}
+        return candidates
+
+    def _record(
+        self,
+        batches: dict[int, list[str]],
+        candidates: dict[int, list[Distractor]],
+        positive_ids: set[str],
+    ) -> None:
+        for n, ids in batches.items():
+            state = self.states[n]
+            if n == 0:
+                state.positives.extend(i for i in ids if i in positive_ids)
+                if state.target is not None and len(state.positives) >= state.target:
+                    state.done = True
+            else:
+                state.found.extend(candidates[n])
+                if state.target is not None and len(state.found) >= state.target:
+                    state.done = True
+            if state.stream.exhausted:
+                state.done = True
+
+    def _page(self) -> RelatedResult:
+        """The requested page: positives, then distractors interleaved signature by signature."""
+        r = self.request
+        more = False
+        positives = self.states[0].positives[r.offset :]
+        if r.positives_limit is not None:
+            more = more or len(positives) > r.positives_limit
+            positives = positives[: r.positives_limit]
+        per_sig: list[list[Distractor]] = []
+        for state in self.states[1:]:
+            page = state.found[r.offset :]
+            if r.per_signature is not None:
+                more = more or len(page) > r.per_signature
+                page = page[: r.per_signature]
+            if page:
+                per_sig.append(page)
+        distractors: list[Distractor] = []
+        for group in itertools.zip_longest(*per_sig):
+            distractors.extend(d for d in group if d is not None)
+        if r.limit is not None:
+            distractors = distractors[: r.limit]
+        caps = [c for c in (r.per_signature, r.positives_limit) if c is not None]
+        next_offset = r.offset + min(caps) if more and caps else None
+        return RelatedResult(
+            self.g, r.split, r.seed, tuple(positives), tuple(distractors), r.offset, next_offset
+        )
+
+    # -- verification ----------------------------------------------------------------------------
+
+    def _decode(self, changes: Iterable[rules.Changes]) -> Iterable[Subgraph]:
+        for change in changes:
+            concrete = self.concretes.of(self.g, change)
+            if concrete is not None:
+                yield concrete
+
+    def _read_branches(self, branches: list[Branch]) -> list[Row]:
+        """The rows of every branch: one ``UNION ALL`` on FalkorDB (one round trip, planned in
+        microseconds), one cached statement per branch on Neo4j (``GraphStore.read_many``)."""
+        if self.store.backend.dialect == "neo4j":
+            return self.store.read_many(union_query([branch]) for branch in branches)
+        return self.store.read(*union_query(branches))
+
+    def _verify_per_signature(self, batches: dict[int, list[str]]) -> tuple[Hits, set[str]]:
+        """One exact branch per signature over its own batch (``UNION ALL``): the concrete
+        ``g'`` per branch and image, and the positives."""
+        g = self.g
+        branches = [Branch(g, self.states[n].rules, ids, n) for n, ids in batches.items()]
+        hits: Hits = defaultdict(lambda: defaultdict(set))
+        positives: set[str] = set()
+        for row in self._read_branches(branches):
+            n = int(row["tag"])
+            image_id = str(row["image_id"])
+            if n == 0:
+                positives.add(image_id)
+                continue
+            changed = self.states[n].changed
+            found = rules.concrete_changes(g, changed, row, self.names.exclusive)
+            for concrete in self._decode(found):
+                hits[n][image_id].add(concrete)
+        return hits, positives
+
+    def _verify_combined(self, batches: dict[int, list[str]]) -> tuple[Hits, set[str]]:
+        """The combined branch over the images not verified yet; hits and positives of every
+        state's batch from what is known per image."""
+        fresh = sorted({i for ids in batches.values() for i in ids} - self.verified.keys())
+        self._verify(fresh)
+        verified = self.verified
+        positive_ids = {i for ids in batches.values() for i in ids if verified[i][0]}
+        hits: Hits = {}
+        for n, ids in batches.items():
+            sig = self.states[n].signature
+            hits[n] = {i: verified[i][1][sig] for i in ids if sig in verified[i][1]}
+        return hits, positive_ids
+
+    def _verify(self, image_ids: list[str]) -> None:
+        """Match ``g`` with up to ``max_distance`` edits in these images, one combined query per
+        batch; record per image whether it is a positive and its concrete ``g'`` per signature."""
+        g, step = self.g, self.settings.related_batch_max
+        max_distance = self.request.max_distance
+        nothing: tuple[bool, dict[str, set[Subgraph]]] = (False, {})
+        self.verified.update(dict.fromkeys(image_ids, nothing))  # most images return no row
+        found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {}
+        for start in range(0, len(image_ids), step):
+            chunk = image_ids[start : start + step]
+            query, params = combined_query(
+                CombinedBranch(g, self.combined_rules, max_distance, chunk)
+            )
+            for row in self.store.read(query, params):
+                image_id = str(row["image_id"])
+                positive, per = found.get(image_id) or (False, defaultdict(set))
+                for changes in rules.embeddings(g, row, max_distance, self.names.exclusive):
+                    if not changes:
+                        positive = True
+                        continue
+                    concrete = self.concretes.of(g, changes)
+                    if concrete is not None:
+                        per[signature(p for p, _ in changes)].add(concrete)
+                found[image_id] = (positive, per)
+        self.verified.update({i: (pos, dict(per)) for i, (pos, per) in found.items()})
+
+    def _relaxed_images(self, image_ids: list[str]) -> set[str]:
+        """The images among ``image_ids`` that hold ``g`` or an overlap-relaxed copy of it."""
+        excluded: set[str] = set()
+        step = self.settings.related_batch_max
+        for start in range(0, len(image_ids), step):
+            branch = Branch(self.g, self.relaxed_rules, image_ids[start : start + step], 0)
+            query, params = union_query([branch])
+            for row in self.store.read(query, params):
+                image_id = str(row["image_id"])
+                if image_id not in excluded and rules.is_relaxed_row(
+                    self.g, row, self.names.exclusive
+                ):
+                    excluded.add(image_id)
+        return excluded
+
+    # -- direct matches --------------------------------------------------------------------------
+
+    def _wants_direct(self, state: SigState, *, late: bool = False) -> bool:
+        """After a sampled first round: switch a signature with a large remaining pool to an
+        exact, index-started match of its images (most signatures have few or no hits, and a
+        direct match proves that far cheaper than verifying the whole pool image by image).
+
+        The positives follow the same node cap in round 1 (a direct match from a common name
+        such as "shirt" reads every such node: 0.2-0.3 s at 1x GQA, while a second, 4x larger
+        sampled round usually finds them); ``late`` (round 3) lifts the cap for positives still
+        short, because they are never cut short by the scan budget."""
+        if state.anchor is None or state.exact:
+            return False
+        if state.stream.remaining() <= self.settings.related_direct_min_pool:
+            return False
+        if state.target is None or (late and not state.signature):
+            return True  # a full result, or positives still short: the exact pool beats the scan
+        cap = self.settings.related_direct_max_nodes
+        nodes = self.names.nodes(state.anchor.kind, name_at(self.g, state.anchor))
+        return not cap or nodes <= cap
+
+    def _go_direct(self, states: list[SigState]) -> None:
+        """Exact candidate pools of ``states`` from index-started matches, one query.
+
+        Signatures that share an anchor share one *counting* branch: its walk from the anchor
+        is done once (it dominated the cost: the same 1,500-node index scan and first hop per
+        signature, measured with GRAPH.PROFILE at 1x), every other position holds ``g``'s name
+        or a possible edit, and each returned embedding is sorted into its signature here with
+        the exact rules of :func:`covr.related.rules.embeddings`. A signature alone on its
+        anchor keeps the plain branch with its own rules, which returns only image ids.
+        """
+        if not states:
+            return
+        branches, shared, counting = self._direct_branches(states)
+        query, params = anchored_query(branches)
+        pools: dict[int, set[int]] = defaultdict(set)
+        every = len(self.all_positions)
+        for row in self.store.read(query, params):
+            index = self.table.index.get(str(row["image_id"]))
+            if index is None:
+                continue
+            by_signature = shared[int(row["tag"])]
+            if not counting:
+                pools[next(iter(by_signature.values()))].add(index)
+                continue
+            for changes in rules.embeddings(self.g, row, every, self.names.exclusive):
+                member = by_signature.get(signature(p for p, _ in changes))
+                if member is not None:
+                    pools[member].add(index)
+        r = self.request
+        for n, state in enumerate(states):
+            seen = state.stream.seen()
+            exact = np.setdiff1d(np.array(sorted(pools.get(n, ())), dtype=np.int64), seen)
+            state.stream = self.table.stream(exact, r.seed, state.salt, r.split)
+            state.exact = True
+            if len(exact) == 0:
+                state.done = True
+
+    def _direct_branches(
+        self, states: list[SigState]
+    ) -> tuple[list[AnchoredBranch], dict[int, dict[str, int]], bool]:
+        """One anchored branch per anchor; per branch tag, signature -> index in ``states``;
+        whether the branches count edits (``UNION ALL`` needs one set of columns, so plain
+        branches only when no anchor is shared)."""
+        g, split = self.g, self.request.split
+        groups: dict[Position, list[int]] = defaultdict(list)
+        for n, state in enumerate(states):
+            if state.anchor is not None:
+                groups[state.anchor].append(n)
+        branches: list[AnchoredBranch] = []
+        shared: dict[int, dict[str, int]] = {}
+        counting = any(len(members) > 1 for members in groups.values())
+        for anchor, members in groups.items():
+            tag = len(branches)
+            if len(members) == 1:
+                state = states[members[0]]
+                most = len(state.changed) if counting else None
+                branches.append(AnchoredBranch(g, state.rules, anchor, split, tag, most))
+                shared[tag] = {state.signature: members[0]}
+                continue
+            changeable = {p for n in members for p in states[n].changed}
+            branch_rules: dict[str, Rule] = {
+                p: self.names.combined_rule(g, p) if p in changeable else Rule("eq", name_at(g, p))
+                for p in self.all_positions
+            }
+            most = max(len(states[n].changed) for n in members)
+            branches.append(AnchoredBranch(g, branch_rules, anchor, split, tag, max_changes=most))
+            shared[tag] = {states[n].signature: n for n in members}
+        return branches, shared, counting
