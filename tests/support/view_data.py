@@ -12,13 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from covr.questions.generate import GenerationOptions, generate
-
-try:
-    from covr.related.memory import InMemoryRelated
-except ImportError:  # pragma: no cover - its home before issue 19 moved it
-    from covr.questions.related_source import (  # type: ignore[no-redef, import-not-found, unused-ignore]
-        InMemoryRelated,
-    )
+from covr.related.memory import InMemoryRelated
 from covr.scene.model import SceneGraph
 from tests.support.question_data import bundled_samples
 

@@ -8,27 +8,37 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, store_session
 
 if TYPE_CHECKING:
+    from covr.scene.model import SceneGraph
     from covr.view.dataset import Dataset
     from covr.view.sources import SceneSource
 
 
 @contextlib.contextmanager
 def _scene_source() -> Iterator[SceneSource]:
-    """Scene graphs read from the configured store (started if it is the embedded one)."""
+    """Scene graphs read from the configured store, opened (and the embedded server started) on
+    the first read, so ``covr view`` serves its list pages at once; closed on exit."""
     from covr.view.sources import SceneSource
     from covr_loaders.readback import get_scene_graphs
 
-    with store_session() as store:
-        yield SceneSource(lambda ids: get_scene_graphs(store, ids))
+    with contextlib.ExitStack() as stack:
+        opened: list[Any] = []
+
+        def read(ids: list[str]) -> Mapping[str, SceneGraph]:
+            # SceneSource calls this under its lock: one opening, one reader at a time
+            if not opened:
+                opened.append(stack.enter_context(store_session()))
+            return get_scene_graphs(opened[0], ids)
+
+        yield SceneSource(read)
 
 
 def _resolve_image(source: SceneSource, image_id: str) -> str:
@@ -42,14 +52,17 @@ def _resolve_image(source: SceneSource, image_id: str) -> str:
     return found[0] if found else image_id
 
 
-def _write(svg: str, out: Path, scale: float) -> None:
-    """Write ``svg`` as ``.svg`` or rasterize it to ``.png`` (cairosvg)."""
-    suffix = out.suffix.lower()
-    if suffix not in (".svg", ".png"):
+def _check_out(out: Path) -> None:
+    """Reject a bad ``--out`` before any store is started."""
+    if out.suffix.lower() not in (".svg", ".png"):
         fail(f"--out must end in .svg or .png, got {out.name!r}", EXIT_BAD_INPUT)
     if not out.parent.is_dir():
         fail(f"--out: folder {out.parent} does not exist", EXIT_BAD_INPUT)
-    if suffix == ".svg":
+
+
+def _write(svg: str, out: Path, scale: float) -> None:
+    """Write ``svg`` as ``.svg`` or rasterize it to ``.png`` (cairosvg)."""
+    if out.suffix.lower() == ".svg":
         out.write_text(svg, encoding="utf-8")
     else:
         from covr.view.raster import svg_to_png
@@ -92,6 +105,7 @@ def render(
     from covr.view.sources import data_uri, find_photo
 
     settings = load_settings()
+    _check_out(out)
     if example is not None:
         if examples_file is None:
             fail("--example needs --in FILE (the examples file)", EXIT_BAD_INPUT)

@@ -27,7 +27,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from covr.view.dataset import Dataset, DatasetError, Filters, UnknownExample
-from covr.view.example_svg import example_svg
 from covr.view.pages import (
     STYLE,
     Links,
@@ -38,7 +37,6 @@ from covr.view.pages import (
     list_page,
     plots_page,
 )
-from covr.view.roles import scene_marks
 from covr.view.sources import SceneSource, find_photo
 
 PlotMaker = Callable[[], list[tuple[str, Path]]]
@@ -159,6 +157,8 @@ class ViewApp:
             if path == "/example":
                 return self._example(dataset, query, links)
             if path == "/example.svg":
+                from covr.view.example_svg import example_svg
+
                 example = dataset.example(query.get("qid", ""))
                 scenes = self.config.scenes.get_many(example.get("scenes") or [])
                 return 200, "image/svg+xml", example_svg(example, scenes).encode()
@@ -212,6 +212,7 @@ class ViewApp:
         return 200, "text/html; charset=utf-8", page.encode()
 
     def _image(self, query: Mapping[str, str], links: Links) -> tuple[int, str, bytes]:
+        from covr.view.roles import scene_marks
         from covr.view.scene_svg import scene_svg
 
         html = "text/html; charset=utf-8"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 INDEX_SUFFIX = ".covr-index.sqlite"
 REQUIRED_FIELDS = ("qid", "utterance", "scenes", "answer")
 _HEAD_BYTES = 1 << 16
@@ -120,9 +120,12 @@ class SplitLists:
 
     def _load(self) -> dict[str, list[str]]:
         if self._lists is None:
+            out: dict[str, list[str]] = {}
+            if not self.manifests:  # covr.splits is not imported for nothing (start-up time)
+                self._lists = out
+                return out
             from covr.splits.builders import read_manifest
 
-            out: dict[str, list[str]] = {}
             for name, path in sorted(self.manifests.items()):
                 _, lists = read_manifest(path)
                 for list_name, qids in lists.items():
@@ -166,6 +169,16 @@ CREATE INDEX props_property ON props(property, row);
 CREATE INDEX images_image ON images(image, row);
 INSERT INTO text(text) VALUES('rebuild');
 """
+
+
+_FACETS = {
+    "template": "SELECT template, count(*) c FROM examples GROUP BY template",
+    "paper_template": "SELECT paper_template, count(*) c FROM examples GROUP BY paper_template",
+    "answer": "SELECT answer, count(*) c FROM examples GROUP BY answer",
+    "split": "SELECT split, count(*) c FROM examples GROUP BY split",
+    "property": "SELECT property, count(*) c FROM props GROUP BY property",
+}
+"""The filter menus' values and counts, computed when the index is built."""
 
 
 def _rows_jsonl(path: Path) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
@@ -267,6 +280,9 @@ def build_index(path: Path, index: Path) -> int:
         _flush(con, examples, props, images)
         con.executescript(_INDEXES)
         meta = {"version": INDEX_VERSION, "kind": kind, "count": str(count), **_fingerprint(path)}
+        for column, sql in _FACETS.items():  # counted once here: the browser starts without it
+            counted = con.execute(sql + " ORDER BY c DESC, 1 LIMIT 500").fetchall()
+            meta[f"facet:{column}"] = json.dumps([[str(v), int(c)] for v, c in counted if v != ""])
         con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         con.commit()
     except BaseException:
@@ -331,7 +347,10 @@ class Dataset:
         meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
         self.kind = meta["kind"]
         self.count = int(meta["count"])
-        self._facets: dict[str, list[tuple[str, int]]] = {}
+        self._facets: dict[str, list[tuple[str, int]]] = {
+            column: [(str(v), int(c)) for v, c in json.loads(meta[f"facet:{column}"])]
+            for column in _FACETS
+        }
         self._loaded_splits: set[str] = set()
         self._parquet_cache: tuple[int, list[dict[str, Any]]] | None = None
 
@@ -357,17 +376,10 @@ class Dataset:
     # -- queries -------------------------------------------------------------------------------
 
     def facets(self, column: str) -> list[tuple[str, int]]:
-        """Values of a filter column with their counts (most frequent first, at most 500)."""
-        if column not in self._facets:
-            if column == "property":
-                sql = "SELECT property, count(*) c FROM props GROUP BY property"
-            elif column in ("template", "paper_template", "answer", "split"):
-                sql = f"SELECT {column}, count(*) c FROM examples GROUP BY {column}"  # noqa: S608
-            else:
-                raise ValueError(f"no facet {column!r}")
-            with self._lock:
-                rows = self._con.execute(sql + " ORDER BY c DESC, 1 LIMIT 500").fetchall()
-            self._facets[column] = [(str(v), int(c)) for v, c in rows if v != ""]
+        """Values of a filter column with their counts (most frequent first, at most 500),
+        as counted when the index was built."""
+        if column not in _FACETS:
+            raise ValueError(f"no facet {column!r}")
         return self._facets[column]
 
     def _where(self, filters: Filters) -> tuple[str, list[Any]]:

@@ -153,7 +153,9 @@ def program_svg(program: Sequence[Any], *, font: float = 11.0) -> str:
 # -- images ------------------------------------------------------------------------------------
 
 
-def image_panel_svg(role: ImageRole, scene: SceneGraph | None, photo: str | None = None) -> str:
+def image_panel_svg(
+    role: ImageRole, scene: SceneGraph | None, photo: str | None = None, *, titled: bool = True
+) -> str:
     """One image of an example: the scene drawing titled with its role, or a placeholder."""
     title = f"{role.image_id} — {role.label}"
     if scene is None:
@@ -163,7 +165,7 @@ def image_panel_svg(role: ImageRole, scene: SceneGraph | None, photo: str | None
             f'height="60" font-family="{FONT}"><rect width="810" height="60" fill="#fff4f4" '
             f'stroke="#d62728"/><text x="10" y="34" font-size="13">{esc(title)}</text></svg>'
         )
-    svg = scene_svg(scene, marks=role.marks, photo_href=photo, title=title)
+    svg = scene_svg(scene, marks=role.marks, photo_href=photo, title=title if titled else "")
     # the role goes on the root element so pages and tests can select images by role
     return svg.replace(
         'class="covr-scene" ',

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
 
-from covr.scene.model import SceneGraph
 from covr.view.dataset import Dataset, Filters, Page
-from covr.view.example_svg import answer_text, image_panel_svg, program_svg, role_color
-from covr.view.roles import image_roles
 from covr.view.svg import esc
+
+if TYPE_CHECKING:
+    from covr.scene.model import SceneGraph
+
+# The drawing modules (and the related room behind them) are imported by the pages that draw:
+# the list page, the one a browser asks for first, does not pay for them at start-up.
 
 STYLE = """
 :root { --fg:#1b1f23; --muted:#5b6570; --line:#d8dee4; --accent:#2b6ca3; }
@@ -205,6 +208,8 @@ def list_page(
 
 
 def legend() -> str:
+    from covr.view.example_svg import role_color
+
     return (
         '<p class="legend">'
         '<span><i class="swatch" style="border-color:#d62728"></i>queried subgraph</span>'
@@ -223,6 +228,9 @@ def example_body(
     links: Links,
 ) -> str:
     """Question, answer, program tree and every image drawn with its role and marks."""
+    from covr.view.example_svg import answer_text, image_panel_svg, program_svg, role_color
+    from covr.view.roles import image_roles
+
     roles = image_roles(example, scenes)
     subgraphs = example.get("subgraphs") or {}
     meta = [
@@ -255,7 +263,7 @@ def example_body(
             f'<div class="image-card" style="border-color:{role_color(role.role)}" '
             f'data-image-id="{esc(role.image_id)}" data-role="{esc(role.role)}">'
             f"<div>{title} — <b>{esc(role.label)}</b>{extra}</div>"
-            f"{image_panel_svg(role, scene, links.photo(role.image_id))}</div>"
+            f"{image_panel_svg(role, scene, links.photo(role.image_id), titled=False)}</div>"
         )
     parts.append("</div>")
     return "".join(parts)

@@ -21,15 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from covr.related.exclusivity import default_exclusivity
-
-try:
-    from covr.related.matcher import Match, distractors, matches
-except ImportError:  # pragma: no cover - the module's name before issue 19 renamed it
-    from covr.related.reference import (  # type: ignore[no-redef, import-not-found, unused-ignore]
-        Match,
-        distractors,
-        matches,
-    )
+from covr.related.matcher import Match, distractors, matches
 from covr.scene.edits import NodeType, name_at, parse_signature
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph, SubgraphError
