@@ -341,9 +341,24 @@ def _graph_panel(
     screen = graph_layout(scene, width, height, font=font, iterations=iterations)
     matched = _marked_nodes(marks.match)
     substituted = _marked_nodes(marks.substituted)
+    half = {n: ((label_width(truncate(t, 18), font) + 10) / 2, (font + 7) / 2) for n, _, t in nodes}
     out.append('<g class="edges">')
     for a, b in edges:
         (x1, y1), (x2, y2) = screen[a], screen[b]
+        arrow = ""
+        if b.startswith("o:") and (x1, y1) != (x2, y2):
+            # relation/rel-mod -> its object: stop at the object's label and draw the head there
+            hw, hh = half[b]
+            dx, dy = x1 - x2, y1 - y2
+            t = min(hw / abs(dx) if dx else float("inf"), hh / abs(dy) if dy else float("inf"))
+            x2, y2 = x2 + dx * min(t, 1.0), y2 + dy * min(t, 1.0)
+            length = max((dx * dx + dy * dy) ** 0.5, 1e-9)
+            ux, uy = dx / length, dy / length
+            bx, by = x2 + ux * 6, y2 + uy * 6
+            arrow = (
+                f'<polygon class="head" points="{fmt(x2)},{fmt(y2)} {fmt(bx - uy * 3)},'
+                f'{fmt(by + ux * 3)} {fmt(bx + uy * 3)},{fmt(by - ux * 3)}" fill="{{color}}"/>'
+            )
         hot = a in matched and b in matched
         sub = (
             (a in substituted or b in substituted)
@@ -354,6 +369,7 @@ def _graph_panel(
         out.append(
             f'<line x1="{fmt(x1)}" y1="{fmt(y1)}" x2="{fmt(x2)}" y2="{fmt(y2)}" '
             f'stroke="{color}" stroke-width="{2 if hot or sub else 1}"/>'
+            + arrow.replace("{color}", color)
         )
     out.append("</g>")
     for node, kind, label in nodes:

@@ -186,3 +186,57 @@ def test_static_copy_links_only_local_files(jsonl: Path, tmp_path: Path) -> None
     for page in pages:
         assert f"examples/{page.name}" in index
         assert 'href="../style.css"' in page.read_text()
+
+
+def test_plots_page_shows_stats_and_evaluation_charts(jsonl: Path, tmp_path: Path) -> None:
+    from covr.view.app import Evaluation
+
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps({e["qid"]: e["answer"] for e in sample_examples()}))
+    extra = tmp_path / "mine"
+    extra.mkdir()
+    (extra / "hand-made.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    config = ViewConfig(
+        [Dataset(jsonl)],
+        SceneSource.from_graphs(sample_scenes()),
+        plot_dirs=[extra],
+        evaluation=Evaluation(predictions),
+    )
+    app = ViewApp(config)
+    status, _, body = app.handle("/plots", {})
+    assert status == 200
+    page = body.decode()
+    for heading in ("covr stats --plots", "covr evaluate --plots", str(extra)):
+        assert f"<h2>{heading}</h2>" in page
+    assert "all.per_template" in page
+    urls = re.findall(r'src="(/plot\?n=\d+)"', page)
+    assert len(urls) >= 4
+    for url in urls:
+        status, kind, png = app.handle("/plot", {"n": url.split("=")[1]})
+        assert status == 200
+        assert kind == "image/png"
+        assert png.startswith(b"\x89PNG")
+    assert app.handle("/plot", {"n": "999"})[0] == 404
+
+
+def test_photos_from_the_images_dir(jsonl: Path, tmp_path: Path) -> None:
+    from covr.view.scene_svg import scene_svg
+    from covr.view.sources import data_uri, find_photo
+
+    scene = sample_scenes()[0]
+    folder = tmp_path / "images" / scene.source
+    folder.mkdir(parents=True)
+    photo = folder / f"{scene.original_id}.jpg"
+    photo.write_bytes(b"\xff\xd8\xff fake jpeg")
+    assert find_photo(tmp_path / "images", scene.image_id) == photo.resolve()
+    assert find_photo(tmp_path / "images", f"{scene.source}:../../etc/passwd") is None
+    assert find_photo(None, scene.image_id) is None
+    uri = data_uri(photo)
+    assert uri.startswith("data:image/jpeg;base64,")
+    assert f'href="{uri}"' in scene_svg(scene, photo_href=uri)
+    config = ViewConfig([Dataset(jsonl)], SceneSource.from_graphs(sample_scenes()))
+    config.images_dir = tmp_path / "images"
+    app = ViewApp(config)
+    status, kind, body = app.handle("/photo", {"id": scene.image_id})
+    assert (status, kind, body) == (200, "image/jpeg", photo.read_bytes())
+    assert app.handle("/photo", {"id": "gqa:0"})[0] == 404
