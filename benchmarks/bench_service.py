@@ -227,11 +227,10 @@ def overhead(
     per RPC kind; in warm mode each warmed request is timed ``warm_repeats`` times."""
     import grpc
 
-    from covr.questions.generate import generate_for_image
+    from covr.questions.generate import GenerationOptions, generate_for_image
     from covr.related.filters import build_lookup
     from covr.related.store_provider import StoreRelated
-    from covr.service.servicer import _generation_options
-    from covr_client._proto import questions_pb2, service_pb2_grpc
+    from covr_client._proto import service_pb2_grpc
     from covr_loaders.readback import get_scene_graph
 
     # The lookup the server builds from the same settings (covr.service.rooms): the ONNX
@@ -248,10 +247,9 @@ def overhead(
     def _pair(request: dict[str, Any], seed_offset: int, library_first: bool, warm: bool) -> None:
         def library() -> None:
             if request["rpc"] == "questions":
-                message = questions_pb2.GenerateQuestionsRequest(
-                    image_id=request["image_id"], seed=request["seed"] + seed_offset
+                options = GenerationOptions.from_settings(
+                    settings, split="train", seed=request["seed"] + seed_offset
                 )
-                options = _generation_options(settings, message, "train")
                 generate_for_image(provider, options, request["image_id"])
             elif request["rpc"] == "related":
                 lookup.related(request["key"], seed=request["seed"] + seed_offset, limit=20)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from covr.errors import CovrError
+
 REST_OF_FILE = "<rest of file>"
 """``Problem.record`` when a file breaks off (truncated, bad bytes): nothing after it is read."""
 
@@ -42,13 +44,8 @@ class Problem:
         return asdict(self)
 
 
-class RecordError(ValueError):
+class RecordError(CovrError):
     """Raised inside a converter; the reader adds file and record and yields a :class:`Problem`."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class InputFileError(Exception):

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
+from covr.errors import CovrError
 
-class ModelInputError(ValueError):
+
+class ModelInputError(CovrError):
     """A caller gave a term, type or vector the models cannot score; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class ModelResourceError(RuntimeError):

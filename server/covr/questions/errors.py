@@ -12,6 +12,8 @@ Two families, kept apart on purpose:
 
 from __future__ import annotations
 
+from covr.errors import CovrError
+
 
 class QuestionError(ValueError):
     """Base of every error of the question engine."""
@@ -68,19 +70,22 @@ class ProgramError(QuestionError):
         self.message = message
 
 
-class TemplateError(QuestionError):
-    """The template resource (or a requested template name) is invalid; ``where`` names the field."""
+class TemplateError(QuestionError, CovrError):
+    """The template resource (or a requested template name) is invalid; ``field`` names where."""
 
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
+    @property
+    def where(self) -> str:
+        """The field, under the name this error used before the rooms shared one error type."""
+        return self.field
 
 
-class GenerationError(QuestionError):
+class GenerationError(QuestionError, CovrError):
     """A generation request cannot be served (unknown image, seed out of range, no subgraphs)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+
+class SourceNotFound(GenerationError):
+    """The image a request names, or any stored image containing its subgraph, does not exist
+    (the service answers ``NOT_FOUND``, not a bad field)."""
+
+    def __str__(self) -> str:
+        return self.message

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from covr.errors import CovrError
+
 Number = int | float
 ExtraValue = str | int | float | bool
 
@@ -187,13 +189,8 @@ def canonical(graph: SceneGraph) -> SceneGraph:
     )
 
 
-class SceneGraphError(ValueError):
+class SceneGraphError(CovrError):
     """A scene graph breaks an invariant; ``field`` names the offending part (a path)."""
-
-    def __init__(self, field_path: str, message: str) -> None:
-        super().__init__(f"{field_path}: {message}")
-        self.field = field_path
-        self.message = message
 
 
 def _check_name(value: object, where: str) -> None:

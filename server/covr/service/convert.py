@@ -3,11 +3,15 @@
 Only translation lives here: the rules themselves (what makes a scene graph or a subgraph valid)
 are the scene room's (:func:`covr.scene.validate`, :class:`covr.scene.subgraph.Subgraph`), so an
 RPC accepts exactly what the batch loaders accept. Errors become :class:`InvalidArgument` with the
-request path of the offending field (``scene_graph.objects[2].name``).
+request path of the offending field (``scene_graph.objects[2].name``). Page tokens (the position of
+a stream plus the request fields it is only valid for) are converted here too.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,6 +39,9 @@ from covr.v1 import questions_pb2, scene_pb2
 
 MAX_SUBGRAPH_PARTS = 32
 """More parts than any valid subgraph can have (DESIGN §4); refused before the rules run."""
+
+MAX_VIOLATIONS = 100
+"""Bad fields listed in one answer (a batch request can hold thousands of entries)."""
 
 MAX_TEXT = 4096
 """Longest name, id or key accepted in a request field (characters)."""
@@ -332,3 +339,42 @@ def example_fields(example: Mapping[str, Any]) -> dict[str, Any]:
 def example_to_proto(example: Mapping[str, Any]) -> questions_pb2.Example:
     """One example of the question engine as a message (see :func:`example_fields`)."""
     return questions_pb2.Example(**example_fields(example))
+
+
+# ---------------------------------------------------------------------- page tokens
+
+MAX_TOKEN = 8192
+
+
+def encode_page_token(state: dict[str, Any]) -> str:
+    """An opaque page token of ``state`` (see :func:`decode_page_token`)."""
+    raw = json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(
+    token: str, bound: dict[str, Any], field: str = "page_token"
+) -> dict[str, Any]:
+    """The state in ``token``; it must have been issued for the same ``bound`` request fields.
+
+    A token is URL-safe base64 of a small JSON object. It is not a secret and not signed: a
+    forged token can only ask for another page of data the caller may read anyway; what matters
+    is that a token from one query is refused for another (``INVALID_ARGUMENT`` naming
+    ``page_token``)."""
+    if not token:
+        return {}
+    if len(token) > MAX_TOKEN:
+        raise InvalidArgument.field(field, "is too long to be a page token")
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        state = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeError, binascii.Error) as exc:
+        raise InvalidArgument.field(field, "is not a page token issued by this service") from exc
+    if not isinstance(state, dict):
+        raise InvalidArgument.field(field, "is not a page token issued by this service")
+    for key, value in bound.items():
+        if state.get(key) != value:
+            raise InvalidArgument.field(
+                field, f"was issued for a different {key}; page tokens only continue their query"
+            )
+    return state

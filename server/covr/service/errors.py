@@ -1,10 +1,12 @@
-"""Domain exceptions → gRPC status codes with rich details (DESIGN.md §9).
+"""Exceptions → gRPC status codes with rich details, in one table (DESIGN.md §9).
 
-The service's own exceptions carry their code (:attr:`ServiceError.code`); exceptions of the other
-rooms are mapped by the explicit table :data:`DOMAIN_CODES` (most specific class first), so a
-room never needs to know about gRPC. ``INVALID_ARGUMENT`` answers carry a ``google.rpc.BadRequest``
-with one field violation per bad request field, packed into ``google.rpc.Status`` the way
-``grpcio-status`` expects, so clients in any language can read them.
+:data:`STATUS_TABLE` maps every exception class the service answers on purpose to its status code,
+the service's own (:class:`InvalidArgument`, :class:`NotFound`...) and the rooms' alike, so a
+room never needs to know about gRPC and no code is decided anywhere else. Bad input of any room
+is a :class:`covr.errors.CovrError` with a field and a message; it becomes ``INVALID_ARGUMENT``
+with a ``google.rpc.BadRequest`` naming that field (as a request field), packed into
+``google.rpc.Status`` the way ``grpcio-status`` expects, so clients in any language can read them.
+Anything not in the table is ``INTERNAL``, logged with an incident id.
 """
 
 from __future__ import annotations
@@ -19,17 +21,11 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from covr.graph.errors import (
-    DataDirLocked,
-    GraphError,
-    ParameterError,
-    QueryTimeout,
-    StoreUnavailable,
-)
-from covr.models.errors import ModelInputError, ModelResourceError
-from covr.questions.errors import GenerationError, TemplateError
-from covr.related.lookup import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
-from covr.scene.model import SceneGraphError
+from covr.errors import CovrError
+from covr.graph.errors import DataDirLocked, ParameterError, QueryTimeout, StoreUnavailable
+from covr.models.errors import ModelResourceError
+from covr.questions.errors import SourceNotFound, TemplateError
+from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.scene.subgraph import SubgraphError
 
 log = logging.getLogger("covr.service")
@@ -44,9 +40,7 @@ class FieldViolation:
 
 
 class ServiceError(Exception):
-    """Base of the service's own errors; each subclass owns its status code."""
-
-    code: grpc.StatusCode = grpc.StatusCode.INTERNAL
+    """Base of the service's own errors (their codes are in :data:`STATUS_TABLE`)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -56,8 +50,6 @@ class ServiceError(Exception):
 class InvalidArgument(ServiceError):
     """Bad request fields; every violation is reported, not only the first."""
 
-    code = grpc.StatusCode.INVALID_ARGUMENT
-
     def __init__(self, violations: Sequence[FieldViolation], message: str | None = None) -> None:
         self.violations = tuple(violations)
         text = message or "; ".join(f"{v.field}: {v.description}" for v in self.violations)
@@ -65,57 +57,94 @@ class InvalidArgument(ServiceError):
 
     @classmethod
     def field(cls, field: str, description: str) -> InvalidArgument:
+        """One bad field (the common case)."""
         return cls([FieldViolation(field, description)])
 
 
 class NotFound(ServiceError):
-    code = grpc.StatusCode.NOT_FOUND
+    """The image, subgraph or record a request names does not exist."""
 
 
 class FailedPrecondition(ServiceError):
-    code = grpc.StatusCode.FAILED_PRECONDITION
-
-
-class NotAvailableYet(FailedPrecondition):
-    """An RPC whose room has not landed its public API yet (see docs/service.md)."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"{what} is not available yet in this server build")
+    """The request is valid but the server cannot serve it in its current state."""
 
 
 class Unauthenticated(ServiceError):
-    code = grpc.StatusCode.UNAUTHENTICATED
+    """No or a wrong bearer token (:mod:`covr.service.interceptors`)."""
 
 
 class ResourceExhausted(ServiceError):
     """The method is at its concurrency limit (:mod:`covr.service.admission`); the answer carries
     a ``google.rpc.RetryInfo`` with ``retry_after_s``, which the SDK's retry policy honours."""
 
-    code = grpc.StatusCode.RESOURCE_EXHAUSTED
-
     def __init__(self, message: str, *, retry_after_s: float) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
 
 
-DOMAIN_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (QueryTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
-    (DataDirLocked, grpc.StatusCode.UNAVAILABLE),
-    (ParameterError, grpc.StatusCode.INVALID_ARGUMENT),
-    (SceneGraphError, grpc.StatusCode.INVALID_ARGUMENT),
-    (SubgraphError, grpc.StatusCode.INVALID_ARGUMENT),
-    (UnknownImage, grpc.StatusCode.NOT_FOUND),
-    (UnknownSubgraph, grpc.StatusCode.NOT_FOUND),
-    (StatsMissing, grpc.StatusCode.FAILED_PRECONDITION),
-    (RelatedError, grpc.StatusCode.INVALID_ARGUMENT),
-    (ModelInputError, grpc.StatusCode.INVALID_ARGUMENT),
-    (ModelResourceError, grpc.StatusCode.FAILED_PRECONDITION),
-    (GenerationError, grpc.StatusCode.INVALID_ARGUMENT),
-    (TemplateError, grpc.StatusCode.INVALID_ARGUMENT),
-    (GraphError, grpc.StatusCode.INTERNAL),
+@dataclass(frozen=True)
+class Status:
+    """What one exception class becomes: a code, and for bad input the request field to name
+    instead of the error's own ``field`` (``None`` = use the error's)."""
+
+    code: grpc.StatusCode
+    field: str | None = None
+
+
+_BAD_INPUT = Status(grpc.StatusCode.INVALID_ARGUMENT)
+
+STATUS_TABLE: tuple[tuple[type[BaseException], Status], ...] = (
+    # the service's own
+    (InvalidArgument, _BAD_INPUT),
+    (NotFound, Status(grpc.StatusCode.NOT_FOUND)),
+    (FailedPrecondition, Status(grpc.StatusCode.FAILED_PRECONDITION)),
+    (Unauthenticated, Status(grpc.StatusCode.UNAUTHENTICATED)),
+    (ResourceExhausted, Status(grpc.StatusCode.RESOURCE_EXHAUSTED)),
+    # the store
+    (QueryTimeout, Status(grpc.StatusCode.DEADLINE_EXCEEDED)),
+    (StoreUnavailable, Status(grpc.StatusCode.UNAVAILABLE)),
+    (DataDirLocked, Status(grpc.StatusCode.UNAVAILABLE)),
+    (ParameterError, _BAD_INPUT),
+    # related images: unknown things and missing statistics are not bad fields
+    (UnknownImage, Status(grpc.StatusCode.NOT_FOUND)),
+    (UnknownSubgraph, Status(grpc.StatusCode.NOT_FOUND)),
+    (StatsMissing, Status(grpc.StatusCode.FAILED_PRECONDITION)),
+    (RelatedError, _BAD_INPUT),
+    # questions: no image to start from
+    (SourceNotFound, Status(grpc.StatusCode.NOT_FOUND)),
+    # models
+    (ModelResourceError, Status(grpc.StatusCode.FAILED_PRECONDITION)),
+    # the request field of errors whose own field is not one
+    (TemplateError, Status(grpc.StatusCode.INVALID_ARGUMENT, field="templates")),
+    (SubgraphError, Status(grpc.StatusCode.INVALID_ARGUMENT, field="subgraph")),
+    # every other room's bad input (scene graphs, models, questions, loaders, splits)
+    (CovrError, _BAD_INPUT),
 )
-"""Exceptions of other rooms, most specific first; anything else is ``INTERNAL``."""
+"""Exception classes, most specific first, and what they become; anything else is ``INTERNAL``."""
+
+REQUEST_FIELDS = {"image": "image_id"}
+"""Room field names that differ from the request field a client sent."""
+
+
+def status_of(exc: BaseException) -> Status | None:
+    """The table's entry for ``exc`` (first matching class), ``None`` when it is unexpected."""
+    for cls, status in STATUS_TABLE:
+        if isinstance(exc, cls):
+            return status
+    return None
+
+
+def violations_of(exc: BaseException, status: Status) -> list[FieldViolation]:
+    """The bad request fields ``exc`` reports (none for errors that are not about a field)."""
+    if isinstance(exc, InvalidArgument):
+        return list(exc.violations)
+    if status.field is not None:
+        return [FieldViolation(status.field, str(exc))]
+    field = getattr(exc, "field", None)
+    message = getattr(exc, "message", None)
+    if isinstance(field, str) and isinstance(message, str):
+        return [FieldViolation(REQUEST_FIELDS.get(field, field), message)]
+    return []
 
 
 MAX_MESSAGE_CHARS = 200
@@ -168,37 +197,18 @@ def retry_info(seconds: float) -> any_pb2.Any:
 
 
 def status_for(exc: BaseException, method: str = "") -> grpc.Status:
-    """The status an exception becomes; unexpected ones are logged with an incident id."""
-    if isinstance(exc, InvalidArgument):
-        return _status(exc.code, exc.message, [bad_request(exc.violations)])
+    """The status an exception becomes (:data:`STATUS_TABLE`); unexpected ones are logged with an
+    incident id and answered ``INTERNAL`` without their text (it may hold internals)."""
+    status = status_of(exc)
+    if status is None:
+        incident = uuid.uuid4().hex[:12]
+        log.error("internal error in %s (incident %s)", method, incident, exc_info=exc)
+        return _status(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
+    message = exc.message if isinstance(exc, ServiceError) else str(exc)
+    details: list[any_pb2.Any] = []
+    violations = violations_of(exc, status) if status.code is _BAD_INPUT.code else []
+    if violations:
+        details.append(bad_request(violations))
     if isinstance(exc, ResourceExhausted):
-        return _status(exc.code, exc.message, [retry_info(exc.retry_after_s)])
-    if isinstance(exc, ServiceError):
-        return _status(exc.code, exc.message)
-    if isinstance(exc, SceneGraphError):
-        violation = FieldViolation(exc.field, exc.message)
-        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
-    if isinstance(exc, SubgraphError):
-        violation = FieldViolation("subgraph", str(exc))
-        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
-    if isinstance(exc, RelatedError) and not isinstance(
-        exc, UnknownImage | UnknownSubgraph | StatsMissing
-    ):
-        violation = FieldViolation(exc.field, exc.message)
-        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
-    if isinstance(exc, ModelInputError):
-        violation = FieldViolation(exc.field, exc.message)
-        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
-    if isinstance(exc, GenerationError | TemplateError):
-        where = exc.field if isinstance(exc, GenerationError) else "templates"
-        where = {"image": "image_id"}.get(where, where)
-        violation = FieldViolation(where, exc.message)
-        return _status(grpc.StatusCode.INVALID_ARGUMENT, str(exc), [bad_request([violation])])
-    for cls, code in DOMAIN_CODES:
-        if isinstance(exc, cls):
-            if code is grpc.StatusCode.INTERNAL:
-                break
-            return _status(code, str(exc))
-    incident = uuid.uuid4().hex[:12]
-    log.error("internal error in %s (incident %s)", method, incident, exc_info=exc)
-    return _status(grpc.StatusCode.INTERNAL, f"internal error (incident {incident})")
+        details.append(retry_info(exc.retry_after_s))
+    return _status(status.code, message, details)

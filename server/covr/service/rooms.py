@@ -1,8 +1,8 @@
 """The public APIs of the other rooms the service exposes, opened once per server.
 
-Each room is optional here: a server whose build does not contain a room's public API (yet)
-answers its RPCs with ``FAILED_PRECONDITION`` ("not available yet"). The servicer never contains
-business logic; it validates, converts and calls what this object holds.
+The servicer never contains business logic; it validates, converts and calls what this object
+holds. Every room is always there (a missing model file is reported by the models room itself,
+``FAILED_PRECONDITION``, when a call needs it).
 
 Wired: related images (``covr.related.lookup.RelatedLookup``, docs/related.md), question
 generation (``covr.questions`` over the same lookup through ``StoreRelated``, docs/questions.md),
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from covr import models
+from covr.graph.errors import GraphError
 from covr.graph.store import GraphStore
 from covr.related.filters import RelatedLookups
 from covr.related.lookup import RelatedLookup
@@ -32,13 +33,29 @@ log = logging.getLogger("covr.service")
 
 @dataclass
 class Rooms:
-    """Handles of the rooms behind the RPCs; ``None`` = that room has not landed."""
+    """Handles of the rooms behind the RPCs, shared by every call of one server."""
 
-    related: RelatedLookup | None = None
-    questions: StoreRelated | None = None
-    models: Models | None = None
-    related_plain: RelatedLookup | None = None
+    related: RelatedLookup
+    questions: StoreRelated
+    models: Models
+    related_plain: RelatedLookup
     """The lookup with the reviewed word lists (requests with ``skip_exclusivity_model``)."""
+
+    def lookup(self, *, exclusivity_model: bool) -> RelatedLookup:
+        """The related-image lookup of a request: the exclusivity model's, or the word lists'."""
+        return self.related if exclusivity_model else self.related_plain
+
+    def refresh_after_import(self) -> None:
+        """After an import through this server, drop the lookups' caches now (one generation
+        query each): a question call that starts by reading its source scene graph must not
+        get the graph from before the import. Lookups check the generation themselves at every
+        lookup, which also covers imports by other processes; a failed check here is only
+        logged, the import itself has succeeded."""
+        for lookup in {id(x): x for x in (self.related, self.related_plain)}.values():
+            try:
+                lookup.refresh()
+            except GraphError as exc:
+                log.warning("lookup caches not refreshed after an import: %s", exc)
 
 
 def open_rooms(store: GraphStore, settings: Settings) -> Rooms:

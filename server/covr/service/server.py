@@ -100,8 +100,7 @@ class Service:
     def start(self) -> Service:
         self.server.start()
         self._set_serving(True)
-        if self.rooms.models is not None:
-            threading.Thread(target=self.rooms.models.warm, name="covr-models", daemon=True).start()
+        threading.Thread(target=self.rooms.models.warm, name="covr-models", daemon=True).start()
         self._watcher = threading.Thread(target=self._watch, name="covr-health", daemon=True)
         self._watcher.start()
         log.info("covr service listening on %s (%s)", self.target, "TLS" if self.tls else "plain")

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from covr.errors import CovrError
+
 Example = dict[str, Any]
 Step = Mapping[str, Any]
 
@@ -55,16 +57,15 @@ PATTERN_TEMPLATES: dict[str, str] = {
 }
 
 
-class ExampleError(ValueError):
+class ExampleError(CovrError):
     """A bad example: names the file, the line (1-based) and the field."""
 
     def __init__(self, path: str, line: int, field: str, message: str) -> None:
+        super().__init__(field, message)
         where = f"{path}:{line}" if line else path
-        super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
+        self.args = (f"{where}: {field}: {message}" if field else f"{where}: {message}",)
         self.path = path
         self.line = line
-        self.field = field
-        self.message = message
 
 
 def check_program(program: Any, field: str = "program", *, nested: bool = False) -> None:
