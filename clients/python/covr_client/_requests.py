@@ -1,13 +1,25 @@
-"""Request messages built from keyword arguments; shared by :class:`Client` and
-:class:`AsyncClient` so the two cannot drift apart."""
+"""Request messages built from keyword arguments, and the keyword options of the RPCs that
+take many; shared by :class:`Client` and :class:`AsyncClient` so the two cannot drift apart.
+
+The option sets are ``TypedDict`` s: each client method takes ``**options: Unpack[...]``, so the
+names and types of the options are declared once (here) and type checkers and editors still see
+every one. Defaults are applied here, by the builders.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from covr_client._proto import evaluation_pb2, questions_pb2, related_pb2, store_pb2
+from covr_client._proto import (
+    evaluation_pb2,
+    questions_pb2,
+    related_pb2,
+    store_pb2,
+    wire_pb2,
+)
+from covr_client._rpcs import SERVICE_NAME
 from covr_client.types import (
     NodeType,
     PresenceQuery,
@@ -16,6 +28,92 @@ from covr_client.types import (
     subgraph_ref,
     term_pair,
 )
+
+
+class ListImagesOptions(TypedDict, total=False):
+    """Options of ``list_images``: ``source``/``split`` narrow the listing (default: all),
+    ``page_size`` is the ids per response message (0 = the server's default)."""
+
+    source: str | None
+    split: str | None
+    page_size: int
+
+
+class RelatedOptions(TypedDict, total=False):
+    """Options of ``find_related_images`` (all optional).
+
+    ``image_id`` instead of a subgraph: the related images of each subgraph of that image (up to
+    ``max_subgraphs``). ``split``: images of that split only. ``seed``: the seeded order of
+    candidates. ``page_size``/``page_token``: paging (0 = the server's default page).
+    ``max_results``: stop after this many distractors per subgraph (0 = all). ``max_distance``:
+    1 or 2 substitutions (0 = 2). ``per_signature_cap``: distractors per edit signature.
+    ``positives``/``distractors``: which kinds to return (default both). ``presence_filter=False``
+    keeps distractors the presence model would drop; ``exclusivity_model=False`` scores
+    substitutions with the reviewed word lists instead of the ONNX exclusivity model.
+    """
+
+    image_id: str | None
+    split: str | None
+    seed: int
+    page_size: int
+    page_token: str
+    max_results: int
+    max_distance: int
+    per_signature_cap: int
+    positives: bool
+    distractors: bool
+    presence_filter: bool
+    exclusivity_model: bool
+    max_subgraphs: int
+
+
+class QuestionOptions(TypedDict, total=False):
+    """Options of ``generate_questions``: exactly one of ``image_id`` (questions about its
+    subgraphs) or ``subgraph`` (a key or parts: questions about it; the source image is a
+    seeded choice among the stored images of ``split`` that contain it, of any split when
+    ``split`` is ``None``); ``templates`` (default all), ``count`` (0 = the server's default
+    page), ``seed``, ``split``."""
+
+    image_id: str | None
+    subgraph: Subgraph | str | None
+    templates: Sequence[str]
+    count: int
+    seed: int
+    split: str | None
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """Options of ``evaluate``: ``train``/``iid`` examples (for MAJTEMPL and the generalization
+    score), per-example ``easiness`` (for the easiness AUC), the ``text_accuracy`` and
+    ``iid_size_accuracy`` of reference models, ``lexical`` (a lexical split) and ``seed``."""
+
+    train: Sequence[Mapping[str, Any] | str]
+    iid: Sequence[Mapping[str, Any] | str]
+    easiness: Mapping[str, float] | None
+    text_accuracy: float | None
+    iid_size_accuracy: float | None
+    lexical: bool
+    seed: int
+
+
+def health() -> wire_pb2.HealthRequest:
+    return wire_pb2.HealthRequest(service=SERVICE_NAME)
+
+
+def get_scene_graph(image_id: str) -> store_pb2.GetSceneGraphRequest:
+    return store_pb2.GetSceneGraphRequest(image_id=image_id)
+
+
+def list_subgraphs(image_id: str, max_subgraphs: int) -> store_pb2.ListSubgraphsRequest:
+    return store_pb2.ListSubgraphsRequest(image_id=image_id, max_subgraphs=max_subgraphs)
+
+
+def statistics() -> store_pb2.GetStatisticsRequest:
+    return store_pb2.GetStatisticsRequest()
+
+
+def model_info() -> related_pb2.GetModelInfoRequest:
+    return related_pb2.GetModelInfoRequest()
 
 
 def import_stream(
@@ -29,50 +127,33 @@ def import_stream(
         yield store_pb2.ImportSceneGraphsRequest(scene_graph=graph.to_proto())
 
 
-def list_images(
-    *, source: str | None, split: str | None, page_size: int, page_token: str, max_pages: int
-) -> store_pb2.ListImagesRequest:
+def list_images(**options: Unpack[ListImagesOptions]) -> store_pb2.ListImagesRequest:
     return store_pb2.ListImagesRequest(
-        source=source or "",
-        split=split or "",
-        page_size=page_size,
-        page_token=page_token,
-        max_pages=max_pages,
+        source=options.get("source") or "",
+        split=options.get("split") or "",
+        page_size=options.get("page_size", 0),
     )
 
 
 def related(
-    subgraph: Subgraph | str | None,
-    *,
-    image_id: str | None,
-    split: str | None,
-    seed: int,
-    page_size: int,
-    page_token: str,
-    max_results: int,
-    max_distance: int,
-    per_signature_cap: int,
-    positives: bool,
-    distractors: bool,
-    presence_filter: bool,
-    max_subgraphs: int,
-    exclusivity_model: bool = True,
+    subgraph: Subgraph | str | None, **options: Unpack[RelatedOptions]
 ) -> related_pb2.FindRelatedImagesRequest:
+    image_id = options.get("image_id")
     if (subgraph is None) == (image_id is None):
         raise ValueError("give exactly one of subgraph or image_id")
     request = related_pb2.FindRelatedImagesRequest(
-        split=split or "",
-        seed=seed,
-        page_size=page_size,
-        page_token=page_token,
-        max_results=max_results,
-        max_distance=max_distance,
-        per_signature_cap=per_signature_cap,
-        exclude_positives=not positives,
-        exclude_distractors=not distractors,
-        skip_presence_filter=not presence_filter,
-        skip_exclusivity_model=not exclusivity_model,
-        max_subgraphs=max_subgraphs,
+        split=options.get("split") or "",
+        seed=options.get("seed", 0),
+        page_size=options.get("page_size", 0),
+        page_token=options.get("page_token", ""),
+        max_results=options.get("max_results", 0),
+        max_distance=options.get("max_distance", 0),
+        per_signature_cap=options.get("per_signature_cap", 0),
+        exclude_positives=not options.get("positives", True),
+        exclude_distractors=not options.get("distractors", True),
+        skip_presence_filter=not options.get("presence_filter", True),
+        skip_exclusivity_model=not options.get("exclusivity_model", True),
+        max_subgraphs=options.get("max_subgraphs", 0),
     )
     if subgraph is not None:
         request.subgraph.CopyFrom(subgraph_ref(subgraph))
@@ -100,19 +181,15 @@ def presence(queries: Sequence[PresenceQuery]) -> related_pb2.ScorePresenceReque
     )
 
 
-def questions(
-    *,
-    image_id: str | None,
-    subgraph: Subgraph | str | None,
-    templates: Sequence[str],
-    count: int,
-    seed: int,
-    split: str | None,
-) -> questions_pb2.GenerateQuestionsRequest:
+def questions(**options: Unpack[QuestionOptions]) -> questions_pb2.GenerateQuestionsRequest:
+    subgraph, image_id = options.get("subgraph"), options.get("image_id")
     if (subgraph is None) == (image_id is None):
         raise ValueError("give exactly one of image_id or subgraph")
     request = questions_pb2.GenerateQuestionsRequest(
-        templates=list(templates), count=count, seed=seed, split=split or ""
+        templates=list(options.get("templates", ())),
+        count=options.get("count", 0),
+        seed=options.get("seed", 0),
+        split=options.get("split") or "",
     )
     if subgraph is not None:
         request.subgraph.CopyFrom(subgraph_ref(subgraph))
@@ -128,26 +205,21 @@ def _example_text(example: Mapping[str, Any] | str) -> str:
 def evaluation(
     gold: Sequence[Mapping[str, Any] | str],
     predictions: Mapping[str, Any],
-    *,
-    train: Sequence[Mapping[str, Any] | str],
-    iid: Sequence[Mapping[str, Any] | str],
-    easiness: Mapping[str, float] | None,
-    text_accuracy: float | None,
-    iid_size_accuracy: float | None,
-    lexical: bool,
-    seed: int,
+    **options: Unpack[EvaluateOptions],
 ) -> evaluation_pb2.EvaluateRequest:
     request = evaluation_pb2.EvaluateRequest(
         gold_examples=[_example_text(e) for e in gold],
         predictions={str(q): json.dumps(a) for q, a in predictions.items()},
-        train_examples=[_example_text(e) for e in train],
-        iid_examples=[_example_text(e) for e in iid],
-        easiness=dict(easiness or {}),
-        lexical=lexical,
-        seed=seed,
+        train_examples=[_example_text(e) for e in options.get("train", ())],
+        iid_examples=[_example_text(e) for e in options.get("iid", ())],
+        easiness=dict(options.get("easiness") or {}),
+        lexical=options.get("lexical", False),
+        seed=options.get("seed", 0),
     )
+    text_accuracy = options.get("text_accuracy")
     if text_accuracy is not None:
         request.text_accuracy = text_accuracy
+    iid_size_accuracy = options.get("iid_size_accuracy")
     if iid_size_accuracy is not None:
         request.iid_size_accuracy = iid_size_accuracy
     return request

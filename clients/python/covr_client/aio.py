@@ -1,21 +1,29 @@
-"""The asyncio twin of :class:`covr_client.Client` (same arguments, same results, ``await``)."""
+"""The asyncio twin of :class:`covr_client.Client` (same arguments, same results, ``await``).
+
+Both clients run the same RPC descriptions (:mod:`covr_client._rpcs`) with the same request
+builders and the same retry decision (:class:`covr_client._core.ClientCore`); only the waiting
+is asyncio's here.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import random
-import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, Unpack
 
 import grpc
 import grpc.aio
 
-from covr_client import _requests
-from covr_client._proto import related_pb2, service_pb2_grpc, store_pb2, wire_pb2
-from covr_client.client import HEALTH_CHECK, SERVICE_NAME, credentials
-from covr_client.config import RetryPolicy, TlsConfig, channel_options
-from covr_client.errors import CovrError, from_rpc_error
+from covr_client import _requests, _rpcs
+from covr_client._core import ClientCore, remaining
+from covr_client._requests import (
+    EvaluateOptions,
+    ListImagesOptions,
+    QuestionOptions,
+    RelatedOptions,
+)
+from covr_client.config import RetryPolicy, TlsConfig
+from covr_client.errors import from_rpc_error
 from covr_client.types import (
     Evaluation,
     Example,
@@ -29,11 +37,20 @@ from covr_client.types import (
     SceneGraph,
     Statistics,
     Subgraph,
-    exclusivity_from_proto,
 )
 
+T = TypeVar("T")
 
-class AsyncClient:
+
+def _channel(
+    target: str, creds: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
+) -> grpc.aio.Channel:
+    if creds is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    return grpc.aio.secure_channel(target, creds, options=options)
+
+
+class AsyncClient(ClientCore):
     """Asyncio client; see :class:`covr_client.Client` for every argument and default.
 
     Create and use it inside a running event loop; ``async with`` closes it.
@@ -49,29 +66,18 @@ class AsyncClient:
         retry: RetryPolicy | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        if timeout <= 0:
-            raise ValueError("timeout must be > 0")
-        self.target = target
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        creds, extra = credentials(tls)
-        opts = [*channel_options(), *extra, *options]
-        self._channel = (
-            grpc.aio.secure_channel(target, creds, options=opts)
-            if creds is not None
-            else grpc.aio.insecure_channel(target, options=opts)
-        )
-        self._stub = service_pb2_grpc.CovrServiceStub(self._channel)
-        self._metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {token}"),) if token else ()
-        )
-        self._health = self._channel.unary_unary(
-            HEALTH_CHECK,
-            request_serializer=wire_pb2.HealthRequest.SerializeToString,
-            response_deserializer=wire_pb2.HealthResponse.FromString,
+        super().__init__(
+            target,
+            token=token,
+            tls=tls,
+            timeout=timeout,
+            retry=retry,
+            options=options,
+            channel=_channel,
         )
 
     async def close(self) -> None:
+        """Close the channel (calls in flight are cancelled)."""
         await self._channel.close(None)
 
     async def __aenter__(self) -> AsyncClient:
@@ -80,73 +86,59 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _deadline(self, timeout: float | None) -> float:
-        return time.monotonic() + (self.timeout if timeout is None else timeout)
+    # ------------------------------------------------------------------ the two generic calls
 
-    async def _retry_after(
-        self, error: CovrError, attempt: int, idempotent: bool, deadline: float
-    ) -> bool:
-        if not idempotent or error.code not in self.retry.retry_codes:
-            return False
-        if attempt >= self.retry.max_attempts:
-            return False
-        delay = self.retry.wait(attempt, random.random(), error.retry_after)
-        if time.monotonic() + delay >= deadline:
-            return False
-        await asyncio.sleep(delay)
-        return True
-
-    async def _call(
-        self,
-        method: Callable[..., Any],
-        request: Any,
-        timeout: float | None,
-        *,
-        idempotent: bool = True,
-    ) -> Any:
+    async def _unary(self, rpc: _rpcs.Unary[T], request: Any, timeout: float | None) -> T:
+        """One call of ``rpc`` within the deadline, retried while the policy allows."""
+        method = self._method(rpc)
         deadline = self._deadline(timeout)
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await method(
-                    request,
-                    timeout=max(0.0, deadline - time.monotonic()),
-                    metadata=self._metadata,
+                response = await method(
+                    request, timeout=remaining(deadline), metadata=self._metadata
                 )
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                if not await self._retry_after(error, attempt, idempotent, deadline):
+                delay = self._retry_delay(error, attempt, rpc.idempotent, deadline)
+                if delay is None:
                     raise error from None
+                await asyncio.sleep(delay)
+                continue
+            return rpc.result(response)
 
     async def _stream(
-        self, method: Callable[..., Any], request: Any, timeout: float | None
-    ) -> AsyncIterator[Any]:
+        self, rpc: _rpcs.Stream[T], request: Any, timeout: float | None
+    ) -> AsyncIterator[T]:
+        """The values of a server stream; retried only while nothing was received."""
+        method = self._method(rpc)
         deadline = self._deadline(timeout)
         attempt = 0
         while True:
             attempt += 1
-            call = method(
-                request, timeout=max(0.0, deadline - time.monotonic()), metadata=self._metadata
-            )
+            call = method(request, timeout=remaining(deadline), metadata=self._metadata)
             received = False
             try:
-                async for item in call:
+                async for response in call:
                     received = True
-                    yield item
+                    for item in rpc.items(response):
+                        yield item
                 return
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                if received or not await self._retry_after(error, attempt, True, deadline):
+                delay = None if received else self._retry_delay(error, attempt, True, deadline)
+                if delay is None:
                     raise error from None
+                await asyncio.sleep(delay)
             finally:
                 call.cancel()
 
+    # ------------------------------------------------------------------ the RPCs
+
     async def health(self, *, timeout: float | None = None) -> bool:
-        response = await self._call(
-            self._health, wire_pb2.HealthRequest(service=SERVICE_NAME), timeout
-        )
-        return bool(response.status == 1)
+        """Whether the service answers SERVING (its store is reachable)."""
+        return await self._unary(_rpcs.HEALTH, _requests.health(), timeout)
 
     async def import_scene_graphs(
         self,
@@ -156,160 +148,73 @@ class AsyncClient:
         dry_run: bool = False,
         timeout: float | None = None,
     ) -> ImportResult:
+        """See :meth:`covr_client.Client.import_scene_graphs` (not retried)."""
         request = _requests.import_stream(scene_graphs, strict=strict, dry_run=dry_run)
-        response = await self._call(
-            self._stub.ImportSceneGraphs, request, timeout, idempotent=False
-        )
-        return ImportResult.from_proto(response)
+        return await self._unary(_rpcs.IMPORT_SCENE_GRAPHS, request, timeout)
 
     async def get_scene_graph(self, image_id: str, *, timeout: float | None = None) -> SceneGraph:
-        response = await self._call(
-            self._stub.GetSceneGraph, store_pb2.GetSceneGraphRequest(image_id=image_id), timeout
-        )
-        return SceneGraph.from_proto(response.scene_graph)
+        """The stored scene graph of ``image_id`` (``NotFoundError`` when absent)."""
+        request = _requests.get_scene_graph(image_id)
+        return await self._unary(_rpcs.GET_SCENE_GRAPH, request, timeout)
 
-    async def list_images(
-        self,
-        *,
-        source: str | None = None,
-        split: str | None = None,
-        page_size: int = 0,
-        timeout: float | None = None,
+    def list_images(
+        self, *, timeout: float | None = None, **options: Unpack[ListImagesOptions]
     ) -> AsyncIterator[str]:
-        request = _requests.list_images(
-            source=source, split=split, page_size=page_size, page_token="", max_pages=0
-        )
-        async for page in self._stream(self._stub.ListImages, request, timeout):
-            for image_id in page.image_ids:
-                yield image_id
+        """Every stored image id (optionally of one source/split), in id order."""
+        return self._stream(_rpcs.LIST_IMAGES, _requests.list_images(**options), timeout)
 
     async def list_subgraphs(
         self, image_id: str, *, max_subgraphs: int = 0, timeout: float | None = None
     ) -> list[Subgraph]:
-        response = await self._call(
-            self._stub.ListSubgraphs,
-            store_pb2.ListSubgraphsRequest(image_id=image_id, max_subgraphs=max_subgraphs),
-            timeout,
-        )
-        return [Subgraph.from_proto(s) for s in response.subgraphs]
+        """The subgraphs of a stored image, smallest first."""
+        request = _requests.list_subgraphs(image_id, max_subgraphs)
+        return await self._unary(_rpcs.LIST_SUBGRAPHS, request, timeout)
 
     async def statistics(self, *, timeout: float | None = None) -> Statistics:
-        response = await self._call(
-            self._stub.GetStatistics, store_pb2.GetStatisticsRequest(), timeout
-        )
-        return Statistics.from_proto(response)
+        """Node, relationship and per-dataset counts of the store."""
+        return await self._unary(_rpcs.STATISTICS, _requests.statistics(), timeout)
 
-    async def find_related_images(
+    def find_related_images(
         self,
         subgraph: Subgraph | str | None = None,
         *,
-        image_id: str | None = None,
-        split: str | None = None,
-        seed: int = 0,
-        page_size: int = 0,
-        page_token: str = "",
-        max_results: int = 0,
-        max_distance: int = 0,
-        per_signature_cap: int = 0,
-        positives: bool = True,
-        distractors: bool = True,
-        presence_filter: bool = True,
-        exclusivity_model: bool = True,
-        max_subgraphs: int = 0,
         timeout: float | None = None,
+        **options: Unpack[RelatedOptions],
     ) -> AsyncIterator[RelatedPage]:
-        request = _requests.related(
-            subgraph,
-            image_id=image_id,
-            split=split,
-            seed=seed,
-            page_size=page_size,
-            page_token=page_token,
-            max_results=max_results,
-            max_distance=max_distance,
-            per_signature_cap=per_signature_cap,
-            positives=positives,
-            distractors=distractors,
-            presence_filter=presence_filter,
-            exclusivity_model=exclusivity_model,
-            max_subgraphs=max_subgraphs,
-        )
-        async for page in self._stream(self._stub.FindRelatedImages, request, timeout):
-            yield RelatedPage.from_proto(page)
+        """See :meth:`covr_client.Client.find_related_images`."""
+        request = _requests.related(subgraph, **options)
+        return self._stream(_rpcs.FIND_RELATED_IMAGES, request, timeout)
 
     async def score_exclusivity(
         self, pairs: Sequence[tuple[NodeType, str, str]], *, timeout: float | None = None
     ) -> list[ExclusivityScore]:
-        response = await self._call(
-            self._stub.ScoreExclusivity, _requests.exclusivity(pairs), timeout
-        )
-        return exclusivity_from_proto(response)
+        """``m(x, x')`` for ``(node_type, x, x_prime)`` pairs, in order."""
+        return await self._unary(_rpcs.SCORE_EXCLUSIVITY, _requests.exclusivity(pairs), timeout)
 
     async def score_presence(
         self, queries: Sequence[PresenceQuery], *, timeout: float | None = None
     ) -> list[PresenceScore]:
-        response = await self._call(self._stub.ScorePresence, _requests.presence(queries), timeout)
-        return [PresenceScore(s.image_id, s.subgraph_key, s.score) for s in response.scores]
+        """Presence probabilities of simple subgraphs in images, in order."""
+        return await self._unary(_rpcs.SCORE_PRESENCE, _requests.presence(queries), timeout)
 
     async def model_info(self, *, timeout: float | None = None) -> list[ModelInfo]:
-        response = await self._call(
-            self._stub.GetModelInfo, related_pb2.GetModelInfoRequest(), timeout
-        )
-        return [ModelInfo.from_proto(m) for m in response.models]
+        """Name, version and ONNX metadata of the served models."""
+        return await self._unary(_rpcs.MODEL_INFO, _requests.model_info(), timeout)
 
     async def evaluate(
         self,
         gold: Sequence[Mapping[str, Any] | str],
         predictions: Mapping[str, Any],
         *,
-        train: Sequence[Mapping[str, Any] | str] = (),
-        iid: Sequence[Mapping[str, Any] | str] = (),
-        easiness: Mapping[str, float] | None = None,
-        text_accuracy: float | None = None,
-        iid_size_accuracy: float | None = None,
-        lexical: bool = False,
-        seed: int = 0,
         timeout: float | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> Evaluation:
-        request = _requests.evaluation(
-            gold,
-            predictions,
-            train=train,
-            iid=iid,
-            easiness=easiness,
-            text_accuracy=text_accuracy,
-            iid_size_accuracy=iid_size_accuracy,
-            lexical=lexical,
-            seed=seed,
-        )
-        return Evaluation.from_proto(await self._call(self._stub.Evaluate, request, timeout))
+        """See :meth:`covr_client.Client.evaluate`."""
+        request = _requests.evaluation(gold, predictions, **options)
+        return await self._unary(_rpcs.EVALUATE, request, timeout)
 
-    async def generate_questions(
-        self,
-        *,
-        image_id: str | None = None,
-        subgraph: Subgraph | str | None = None,
-        templates: Sequence[str] = (),
-        count: int = 0,
-        seed: int = 0,
-        split: str | None = None,
-        timeout: float | None = None,
+    def generate_questions(
+        self, *, timeout: float | None = None, **options: Unpack[QuestionOptions]
     ) -> AsyncIterator[Example]:
-        """Generated examples (question, images, answer, program) as they arrive.
-
-        Give ``image_id`` (questions about its subgraphs) or ``subgraph`` (a key or parts:
-        questions about it; the source image is a seeded choice among the stored images of
-        ``split`` that contain it, of any split when ``split`` is ``None``). Raises
-        ``NotFoundError`` for an unknown image or a subgraph no stored image contains.
-        """
-        request = _requests.questions(
-            image_id=image_id,
-            subgraph=subgraph,
-            templates=templates,
-            count=count,
-            seed=seed,
-            split=split,
-        )
-        async for response in self._stream(self._stub.GenerateQuestions, request, timeout):
-            for example in response.examples:
-                yield Example.from_proto(example)
+        """See :meth:`covr_client.Client.generate_questions`."""
+        return self._stream(_rpcs.GENERATE_QUESTIONS, _requests.questions(**options), timeout)

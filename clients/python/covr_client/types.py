@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from covr_client._mirror import to_message
 from covr_client._proto import evaluation_pb2, questions_pb2, related_pb2, scene_pb2, store_pb2
 
 Number = int | float
@@ -83,47 +84,8 @@ class SceneGraph:
         return f"{self.source}:{self.original_id}"
 
     def to_proto(self) -> scene_pb2.SceneGraph:
-        msg = scene_pb2.SceneGraph(
-            source=self.source, original_id=self.original_id, split=self.split
-        )
-        if self.width is not None:
-            msg.width = float(self.width)
-        if self.height is not None:
-            msg.height = float(self.height)
-        for o in self.objects:
-            out = msg.objects.add(
-                id=o.id,
-                name=o.name,
-                attributes=list(o.attributes),
-                synsets=list(o.synsets),
-                names=list(o.names),
-            )
-            if o.box is not None:
-                out.box.CopyFrom(
-                    scene_pb2.Box(
-                        x=float(o.box.x), y=float(o.box.y), w=float(o.box.w), h=float(o.box.h)
-                    )
-                )
-        for r in self.relations:
-            msg.relations.add(
-                id=r.id,
-                name=r.name,
-                subject=r.subject,
-                object=r.object,
-                mods=[scene_pb2.RelMod(id=m.id, name=m.name, object=m.object) for m in r.mods],
-                synsets=list(r.synsets),
-            )
-        for key, value in self.extras.items():
-            scalar = msg.extras[key]
-            if isinstance(value, bool):
-                scalar.bool_value = value
-            elif isinstance(value, int):
-                scalar.int_value = value
-            elif isinstance(value, float):
-                scalar.double_value = value
-            else:
-                scalar.string_value = value
-        return msg
+        """The request message (fields mirrored by name, :mod:`covr_client._mirror`)."""
+        return to_message(self, scene_pb2.SceneGraph())
 
     @classmethod
     def from_proto(cls, msg: scene_pb2.SceneGraph) -> SceneGraph:
@@ -199,16 +161,8 @@ class Subgraph:
     text: str = ""
 
     def to_proto(self) -> scene_pb2.Subgraph:
-        msg = scene_pb2.Subgraph()
-        for o in self.objects:
-            out = msg.objects.add(name=o.name)
-            if o.attribute is not None:
-                out.attribute = o.attribute
-        for r in self.relations:
-            msg.relations.add(name=r.name, subject=r.subject, object=r.object)
-        for m in self.relmods:
-            msg.relmods.add(name=m.name, relation=m.relation, object=m.object)
-        return msg
+        """The request message of the parts (key, shape and text are the server's to set)."""
+        return to_message(replace(self, key="", shape="", text=""), scene_pb2.Subgraph())
 
     @classmethod
     def from_proto(cls, msg: scene_pb2.Subgraph) -> Subgraph:
