@@ -29,12 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from covr.splits.builders import few_shot, lexical_split, program_split, zero_shot
 from covr.splits.hop import Pair, hop_split
-from covr.splits.local_structures import (
-    EasinessModel,
-    adversarial_splits,
-    budget_split,
-)
+from covr.splits.local_structures import EasinessModel
 from covr.splits.properties import with_properties
+from covr.splits.structure_splits import adversarial_splits, budget_split
 from tests.support.splits_corpus import generate_corpus, replicate
 
 GOAL_S = 60.0

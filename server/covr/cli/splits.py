@@ -291,7 +291,7 @@ def adversarial_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Adversarial splits that hold out a structure and every structure similar to it."""
-    from covr.splits.local_structures import adversarial_splits
+    from covr.splits.structure_splits import adversarial_splits
 
     data = _load(examples)
     splits = _run(
@@ -328,7 +328,7 @@ def budget_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Select a training set of a fixed size that covers the most local structures."""
-    from covr.splits.local_structures import budget_split
+    from covr.splits.structure_splits import budget_split
 
     data = _load(examples)
     split = _run(

@@ -141,13 +141,16 @@ def _qids(examples: Iterable[Example]) -> list[str]:
     return [e["qid"] for e in examples]
 
 
-def _counts(
+def split_counts(
     train_pool: Sequence[Example],
     eval_pool: Sequence[Example],
     train: Sequence[Any],
     test: Sequence[Any],
     iid: Sequence[Any],
+    **extra: int,
 ) -> dict[str, int]:
+    """The ``counts`` every split manifest records (pools, what filtering removed, the three
+    sets), plus the builder's own ``extra`` counts; one place, so every manifest agrees."""
     return {
         "train_pool": len(train_pool),
         "eval_pool": len(eval_pool),
@@ -155,6 +158,7 @@ def _counts(
         "train": len(train),
         "test": len(test),
         "iid_test": len(iid),
+        **extra,
     }
 
 
@@ -179,7 +183,7 @@ def zero_shot(examples: Sequence[Example], expression: str, *, name: str | None 
         train=_qids(train),
         test=_qids(test),
         iid_test=_qids(iid),
-        counts=_counts(train_pool, eval_pool, train, test, iid),
+        counts=split_counts(train_pool, eval_pool, train, test, iid),
     )
 
 
@@ -221,7 +225,7 @@ def few_shot(
         train=_qids(train),
         test=_qids(test),
         iid_test=_qids(iid),
-        counts=_counts(train_pool, eval_pool, train, test, iid),
+        counts=split_counts(train_pool, eval_pool, train, test, iid),
     )
 
 
@@ -296,7 +300,7 @@ def program_split(
         train=_qids(train),
         test=_qids(test),
         iid_test=_qids(iid),
-        counts=_counts(train_pool, eval_pool, train, test, iid),
+        counts=split_counts(train_pool, eval_pool, train, test, iid),
         extra={
             "held_out_structures": sorted(held),
             "unseen_operators_in_test": sorted(test_ops - train_ops),
@@ -387,7 +391,7 @@ def lexical_split(
         train=_qids(train),
         test=_qids(test),
         iid_test=_qids(iid),
-        counts={**_counts(train_pool, eval_pool, train, test, iid), "pairs": len(held)},
+        counts=split_counts(train_pool, eval_pool, train, test, iid, pairs=len(held)),
         extra={"held_out_pairs": [list(p) for p in held]},
     )
 

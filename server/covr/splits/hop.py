@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from covr.scene.model import Object, SceneGraph
-from covr.splits.builders import Split, SplitError, pools
+from covr.splits.builders import Split, SplitError, pools, split_counts
 from covr.splits.examples import Example, Step, iter_programs, source_split
 from covr.splits.properties import compute_properties
 from covr.splits.vocab import attribute_types
@@ -339,18 +339,17 @@ def hop_split(
         train=[e["qid"] for e in train],
         test=[e["qid"] for e in ood],
         iid_test=[e["qid"] for e in iid],
-        counts={
-            "train_pool": len(train_pool),
-            "eval_pool": len(eval_pool),
-            "filtered": len(train_pool) - len(train),
-            "train": len(train),
-            "test": len(ood),
-            "iid_test": len(iid),
-            "complex_ood": len(ood),
-            "complex_iid": len(iid),
-            "minimal_ood": len(minimal_ood),
-            "minimal_iid": len(minimal_iid),
-        },
+        counts=split_counts(
+            train_pool,
+            eval_pool,
+            train,
+            ood,
+            iid,
+            complex_ood=len(ood),
+            complex_iid=len(iid),
+            minimal_ood=len(minimal_ood),
+            minimal_iid=len(minimal_iid),
+        ),
         extra={
             "diversity": {k: v for k, v in div.items() if k != "combinations"},
             "files_minimal": {

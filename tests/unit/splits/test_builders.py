@@ -22,13 +22,9 @@ from covr.splits.builders import (
     write_split,
     zero_shot,
 )
-from covr.splits.local_structures import (
-    adversarial_splits,
-    budget_split,
-    local_structures,
-    program_tree,
-)
+from covr.splits.local_structures import local_structures, program_tree
 from covr.splits.properties import with_properties
+from covr.splits.structure_splits import adversarial_splits, budget_split
 from tests.support.splits_corpus import generate_corpus
 
 pytestmark = pytest.mark.unit
