@@ -372,6 +372,18 @@ class Settings(BaseSettings):
     related_cache_results: int = Field(
         default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."
     )
+    related_cache_decisions: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Exclusivity decisions (node pair -> exclusive?) a lookup keeps; past it the "
+        "table starts over (each entry is a few hundred bytes).",
+    )
+    related_cache_concretes: int = Field(
+        default=200_000,
+        ge=1,
+        description="Substituted subgraphs (a query with one edit applied) a lookup keeps; past "
+        "it the table starts over.",
+    )
     related_cache_postings: int = Field(
         default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
     )

@@ -120,7 +120,7 @@ class RelatedLookup:
             cache_size=self.settings.related_cache_scenes,
             batch=self.settings.related_scene_batch,
         )
-        self._concretes = Concretes()
+        self._concretes = Concretes(self.settings.related_cache_concretes)
         self._results: LRU[tuple[Any, ...], RelatedResult] = LRU(
             self.settings.related_cache_results
         )

@@ -31,8 +31,6 @@ _POSTINGS = {
 }
 _ANCHOR_ENOUGH = 256
 """Stop intersecting further names' image lists once a pool is this small."""
-_MAX_DECISIONS = 1_000_000
-"""Exclusivity decisions kept before the table starts over (a few hundred MB at most)."""
 
 
 class NameTables:
@@ -80,7 +78,7 @@ class NameTables:
         hit = self._m.get(key)
         if hit is None:
             hit = x != y and self.exclusivity.m(node_type, x, y) > EXCLUSIVE_THRESHOLD
-            if len(self._m) > _MAX_DECISIONS:
+            if len(self._m) > self.settings.related_cache_decisions:
                 self._m.clear()
             self._m[key] = hit
         return hit
@@ -97,7 +95,7 @@ class NameTables:
         if not todo:
             return
         scores = self.exclusivity.m_batch([(node_type, x, n) for n in todo])
-        if len(self._m) + len(todo) > _MAX_DECISIONS:
+        if len(self._m) + len(todo) > self.settings.related_cache_decisions:
             self._m.clear()
         for n, score in zip(todo, scores, strict=True):
             self._m[(node_type, x, n)] = score > EXCLUSIVE_THRESHOLD
@@ -177,15 +175,13 @@ class NameTables:
 
 _UNKNOWN = object()
 """Marks a concrete subgraph not computed yet (None is a valid, cached answer)."""
-_MAX_CONCRETES = 200_000
-"""Substituted subgraphs kept before the table starts over."""
-
-
 class Concretes:
     """``g`` with substitutions applied, memoized: a lookup decodes the same edits again and
     again (one per row and round); None marks an edit that is not a valid subgraph."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        """Entries kept before the table starts over (``COVR_RELATED_CACHE_CONCRETES``)."""
         self._made: dict[tuple[str, rules.Changes], Subgraph | None] = {}
 
     def of(self, g: Subgraph, changes: rules.Changes) -> Subgraph | None:
@@ -197,7 +193,7 @@ class Concretes:
             concrete: Subgraph | None = substitute(g, dict(changes))
         except SubgraphError:  # the edit repeats a noun of g: not a valid subgraph
             concrete = None
-        if len(self._made) > _MAX_CONCRETES:
+        if len(self._made) > self.limit:
             self._made.clear()
         self._made[key] = concrete
         return concrete
