@@ -11,9 +11,9 @@ warm-up that prepares caches such as the WordNet copy in the data folder):
 - ``serve``: ``covr serve --port 0 --no-samples`` on an empty store until it prints
   ``listening`` (target <= 3 s), then SIGTERM
 
-Variants: ``after`` is the installed package (this checkout); ``--before TREE`` adds the same
-scenarios for another checkout (e.g. a ``git worktree`` of an older commit), run through
-``PYTHONPATH`` pointing at that tree's package folders. Every variant prints which ``covr``
+Variants: ``after`` is the installed package (this checkout, or ``--after TREE``); ``--before
+TREE`` adds the same scenarios for another checkout (e.g. a ``git worktree`` of an older
+commit), run through ``PYTHONPATH`` pointing at that tree's package folders. Every variant prints which ``covr``
 module it imported, so a report can show which code ran. The machine's load average (1 min) is
 printed next to every scenario: the project's machines are shared, so numbers are noisy.
 
@@ -171,20 +171,30 @@ def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--before-repeats", type=int, help="repeats of the before variant (default --repeats)"
+    )
     parser.add_argument("--before", type=Path, help="another checkout to compare with")
+    parser.add_argument(
+        "--after", type=Path, help="run 'after' from this checkout instead of the installed one"
+    )
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     names = [n for n in (args.only.split(",") if args.only else TARGETS) if n]
     scratch = Path(tempfile.mkdtemp(prefix="covr-bench-cli-"))
-    variants = [_variant("after", None, scratch)]
+    after = args.after.resolve() if args.after is not None else None
+    variants = [_variant("after", after, scratch)]
     if args.before is not None:
         variants.insert(0, _variant("before", args.before.resolve(), scratch))
     try:
         for variant in variants:
             print(f"# {variant.name}: {variant.module}", flush=True)
+            repeats = args.repeats
+            if variant.name == "before" and args.before_repeats is not None:
+                repeats = args.before_repeats
             for name in names:
-                variant.results[name] = measure(variant, name, args.repeats)
+                variant.results[name] = measure(variant, name, repeats)
                 print(f"  {name:13} {json.dumps(variant.results[name])}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
