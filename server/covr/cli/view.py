@@ -76,7 +76,12 @@ def _open_dataset(path: Path, rebuild: bool = False) -> Dataset:
 
     settings = load_settings()
     try:
-        dataset = Dataset(path, index_dir=settings.data_dir / "view-index", rebuild=rebuild)
+        dataset = Dataset(
+            path,
+            index_dir=settings.data_dir / "view-index",
+            rebuild=rebuild,
+            on_build=lambda p: typer.echo(f"indexing {p} (once; kept beside it) ...", err=True),
+        )
     except DatasetError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     if dataset.built:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qs, urlsplit
 
 from covr.view.dataset import Dataset, DatasetError, Filters, UnknownExample
@@ -86,7 +86,7 @@ class Plots:
         if stamp.is_file() and stamp.read_text() == fingerprint and stats_dir.is_dir():
             stats = sorted(stats_dir.glob("*.png"))
         else:
-            stats = stats_plots(list(iter_examples(dataset)), stats_dir)
+            stats = stats_plots(StreamedExamples(dataset), stats_dir)
             stamp.write_text(fingerprint)
         sections = [("covr stats --plots", [(p.stem, p) for p in stats])]
         evaluation = self.config.evaluation
@@ -109,6 +109,35 @@ class Plots:
         report = evaluate(evaluated, read_predictions(evaluation.predictions), train=train, iid=iid)
         name = evaluation.split.name if evaluation.split else "all"
         return [(p.stem, p) for p in write_plots(report, out_dir / "evaluate", name=name)]
+
+
+class StreamedExamples(Sequence[dict[str, Any]]):
+    """A dataset's examples as a sequence that streams the file on every pass.
+
+    ``covr.questions.stats.plots`` takes a sequence and walks it a few times; a list of a 1 GB
+    file's examples would need several GB of memory, a pass over the file needs none.
+    """
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return self.dataset.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter_examples(self.dataset)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        row = self.dataset.page(Filters(), index % len(self) if index < 0 else index, 1).rows
+        if not row:
+            raise IndexError(index)
+        return self.dataset.example(row[0].qid)
 
 
 def iter_examples(dataset: Dataset) -> Iterator[dict[str, Any]]:

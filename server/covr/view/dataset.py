@@ -23,7 +23,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,6 +328,7 @@ class Dataset:
         index_dir: Path | None = None,
         splits: SplitLists | None = None,
         rebuild: bool = False,
+        on_build: Callable[[Path], None] | None = None,
     ) -> None:
         if not path.is_file():
             raise DatasetError(path, None, "no such file")
@@ -337,6 +338,8 @@ class Dataset:
         self.splits = splits or SplitLists()
         self.built = False
         if rebuild or not self._fresh():
+            if on_build is not None:  # the CLI says what it is doing: a big file takes a while
+                on_build(path)
             build_index(path, self.index_path)
             self.built = True
         self._lock = threading.Lock()

@@ -240,3 +240,18 @@ def test_photos_from_the_images_dir(jsonl: Path, tmp_path: Path) -> None:
     status, kind, body = app.handle("/photo", {"id": scene.image_id})
     assert (status, kind, body) == (200, "image/jpeg", photo.read_bytes())
     assert app.handle("/photo", {"id": "gqa:0"})[0] == 404
+
+
+def test_streamed_examples_reread_the_file_on_every_pass(jsonl: Path) -> None:
+    from covr.view.app import StreamedExamples
+
+    streamed = StreamedExamples(Dataset(jsonl))
+    examples = list(sample_examples())
+    assert len(streamed) == len(examples)
+    assert list(streamed) == examples
+    assert list(streamed) == examples  # a second pass streams again
+    assert streamed[5] == examples[5]
+    assert streamed[-1] == examples[-1]
+    assert list(streamed[2:4]) == examples[2:4]
+    with pytest.raises(IndexError):
+        streamed[len(examples)]
