@@ -255,3 +255,27 @@ def test_streamed_examples_reread_the_file_on_every_pass(jsonl: Path) -> None:
     assert list(streamed[2:4]) == examples[2:4]
     with pytest.raises(IndexError):
         streamed[len(examples)]
+
+
+def test_a_folder_of_files_and_split_manifests(tmp_path: Path) -> None:
+    from covr.view.dataset import find_datasets, find_split_manifests
+
+    examples = sample_examples()
+    write_examples(tmp_path / "a.jsonl", examples[:10])
+    (tmp_path / "more").mkdir()
+    write_examples(tmp_path / "more" / "b.jsonl", examples[10:30])
+    split = tmp_path / "splits" / "zero-shot"
+    split.mkdir(parents=True)
+    (split / "test.txt").write_text(examples[12]["qid"] + "\n")
+    (split / "manifest.json").write_text(json.dumps({"files": {"test": "test.txt"}}))
+    files = find_datasets(tmp_path)
+    assert files == [tmp_path / "a.jsonl", tmp_path / "more" / "b.jsonl"]
+    lists = SplitLists(find_split_manifests(tmp_path))
+    datasets = [Dataset(f, splits=lists) for f in files]
+    assert find_datasets(tmp_path) == files  # the indexes beside the files are not datasets
+    app = ViewApp(ViewConfig(datasets, SceneSource.from_graphs(sample_scenes())))
+    status, _, body = app.handle("/", {"ds": "1", "split": "splits/zero-shot/test"})
+    page = body.decode()
+    assert status == 200
+    assert 'id="f-ds"' in page
+    assert re.findall(r'tr class="example-row" data-qid="([^"]+)"', page) == [examples[12]["qid"]]
