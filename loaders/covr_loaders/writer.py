@@ -314,15 +314,8 @@ def name_counts(
     return counts
 
 
-def merge_counts(into: name_stats.NameCounts, more: name_stats.NameCounts) -> None:
-    """Adds ``more`` to ``into`` (images of different batches are different images)."""
-    for key, (images, nodes) in more.items():
-        total = into.get(key)
-        if total is None:
-            into[key] = [images, nodes]
-        else:
-            total[0] += images
-            total[1] += nodes
+merge_counts = name_stats.merge_counts
+"""Adds one batch's name counts to the load's (the graph room's one merge)."""
 
 
 def write_batch(store: GraphStore, batch: Batch) -> tuple[int, int]:

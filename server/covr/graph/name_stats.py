@@ -49,6 +49,18 @@ NameCounts = dict[NameKey, list[int]]
 """``{(type, split, name): [images, nodes]}``: what a set of images contributes."""
 
 
+def merge_counts(into: NameCounts, more: NameCounts) -> None:
+    """Adds ``more`` to ``into``: images and nodes of each name add up (the counts of different
+    batches, or of stored and new images, are of different images)."""
+    for key, (images, nodes) in more.items():
+        total = into.get(key)
+        if total is None:
+            into[key] = [images, nodes]
+        else:
+            total[0] += images
+            total[1] += nodes
+
+
 @dataclass(frozen=True)
 class RefreshSummary:
     """What a refresh wrote; ``incremental`` when a load's counts were added (no recount)."""
@@ -138,13 +150,7 @@ def add_counts(
     merged: NameCounts = {}
     for row in [] if base.empty else store.read(catalog.get("stats/all")):
         merged[(row["type"], row["split"], row["name"])] = [int(row["images"]), int(row["nodes"])]
-    for key, (images, nodes) in counts.items():
-        old = merged.get(key)
-        if old is None:
-            merged[key] = [images, nodes]
-        else:
-            old[0] += images
-            old[1] += nodes
+    merge_counts(merged, counts)
     store.write(catalog.get("stats/clear"))
     names: dict[str, int] = dict.fromkeys(NODE_TYPES, 0)
     out: list[list[Any]] = []

@@ -13,45 +13,13 @@ from dataclasses import replace
 from functools import lru_cache
 
 from covr.scene.subgraph import Subgraph
+from covr.scene.text import FINITE_VERBS as FINITE_VERBS_BY_SINGULAR
 from covr.scene.text import MASS_NOUNS, describe, indefinite_article, is_plural, noun_phrase
 from covr.scene.tree import TreeNode
 
-FINITE_VERBS = frozenset(
-    {
-        "has",
-        "have",
-        "contains",
-        "contain",
-        "covers",
-        "cover",
-        "holds",
-        "hold",
-        "shows",
-        "show",
-        "hangs",
-        "hang",
-        "sits",
-        "sit",
-        "stands",
-        "stand",
-        "wears",
-        "wear",
-        "surrounds",
-        "surround",
-    }
-)
-_BASE = {
-    "has": "have",
-    "contains": "contain",
-    "covers": "cover",
-    "holds": "hold",
-    "shows": "show",
-    "hangs": "hang",
-    "sits": "sit",
-    "stands": "stand",
-    "wears": "wear",
-    "surrounds": "surround",
-}
+_BASE = FINITE_VERBS_BY_SINGULAR
+"""Singular -> plural form of the relation words that are finite verbs (the scene room's table)."""
+FINITE_VERBS = frozenset(_BASE) | frozenset(_BASE.values())
 _SINGULAR = {v: k for k, v in _BASE.items()}
 
 

@@ -239,8 +239,9 @@ _A_BEFORE_VOWEL = (
     "ukulele",
 )
 _AN_BEFORE_H = ("hour", "honest", "honor", "honour", "heir", "herb")
-_FINITE_VERBS: dict[str, str] = {
-    # relation words that are finite verbs: singular -> plural form (GQA "has", "have")
+FINITE_VERBS: dict[str, str] = {
+    # relation words that are finite verbs: singular -> plural form (GQA "has", "have");
+    # the question renderer (covr.questions.render) conjugates with the same table
     "has": "have",
     "contains": "contain",
     "covers": "cover",
@@ -252,7 +253,7 @@ _FINITE_VERBS: dict[str, str] = {
     "wears": "wear",
     "surrounds": "surround",
 }
-_FINITE_PLURAL = {many: one for one, many in _FINITE_VERBS.items()}
+_FINITE_PLURAL = {many: one for one, many in FINITE_VERBS.items()}
 _PLURAL_TO_SINGULAR = {many: one for one, many in IRREGULAR_PLURALS.items()} | {
     "skis": "ski",
     "taxis": "taxi",
@@ -353,8 +354,8 @@ def _relation_phrase(relation: str, plural_subject: bool, *, short: bool) -> str
     lower = first.lower()
     if lower in ("has", "have"):
         verb = "have" if plural_subject else "has"
-    elif lower in _FINITE_VERBS:
-        verb = _FINITE_VERBS[lower] if plural_subject else first
+    elif lower in FINITE_VERBS:
+        verb = FINITE_VERBS[lower] if plural_subject else first
     elif lower in _FINITE_PLURAL:
         verb = first if plural_subject else _FINITE_PLURAL[lower]
     else:
