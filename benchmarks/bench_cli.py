@@ -11,6 +11,10 @@ warm-up that prepares caches such as the WordNet copy in the data folder):
 - ``serve``: ``covr serve --port 0 --no-samples`` on an empty store until it prints
   ``listening`` (target <= 3 s), then SIGTERM
 
+Besides wall time, the CPU seconds (user + system) of the command and the children it waited
+for are reported: on a loaded machine they say what the command costs, independent of how many
+other processes share the cores (for ``serve`` they cover the whole run up to SIGTERM).
+
 Variants: ``after`` is the installed package (this checkout, or ``--after TREE``); ``--before
 TREE`` adds the same scenarios for another checkout (e.g. a ``git worktree`` of an older
 commit), run through ``PYTHONPATH`` pointing at that tree's package folders. Every variant prints which ``covr``
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -139,11 +144,19 @@ SCENARIOS: dict[str, list[str]] = {
 }
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
+    cpu: list[float] = []
+
     def once() -> tuple[float, int, str]:
-        if name == "serve":
-            return _serve_once(variant)
-        return _run(variant, SCENARIOS[name])
+        before = _children_cpu()
+        result = _serve_once(variant) if name == "serve" else _run(variant, SCENARIOS[name])
+        cpu.append(_children_cpu() - before)
+        return result
 
     if name == "related-warm":
         _run(variant, ["db", "start"])
@@ -160,6 +173,7 @@ def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
             _run(variant, ["db", "stop"])
     return {
         "median_s": round(statistics.median(times), 3),
+        "cpu_s": round(statistics.median(cpu[1:]), 3),
         "min_s": round(min(times), 3),
         "max_s": round(max(times), 3),
         "load_1min": round(statistics.mean(loads), 2),
@@ -181,6 +195,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so `finally` stops a store started by `db start`.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     names = [n for n in (args.only.split(",") if args.only else TARGETS) if n]
     scratch = Path(tempfile.mkdtemp(prefix="covr-bench-cli-"))
     after = args.after.resolve() if args.after is not None else None
@@ -202,7 +218,8 @@ def main() -> None:
     print("|---|---|" + "---|" * len(variants) + "---|")
     for name in names:
         cells = [
-            f"{v.results[name]['median_s']:.2f} s (load {v.results[name]['load_1min']})"
+            f"{v.results[name]['median_s']:.2f} s, {v.results[name]['cpu_s']:.2f} s CPU "
+            f"(load {v.results[name]['load_1min']})"
             for v in variants
         ]
         ratio = ""
