@@ -211,6 +211,7 @@ def phase_load(store: GraphStore, path: Path, settings: Settings) -> dict[str, A
         gqa_job([path], SPLIT, settings),
         data_dir=settings.data_dir,
         batch_images=settings.load_batch_images,
+        writers=settings.load_writers,
     )
     elements = summary.nodes_created + summary.relationships_created
     return {

@@ -46,6 +46,7 @@ def load_bundled_samples(
             job,
             data_dir=settings.data_dir,
             batch_images=settings.load_batch_images,
+            writers=settings.load_writers,
             reporter=reporter,
         )
     return out

@@ -29,7 +29,9 @@ import resource
 import signal
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, Full
@@ -503,6 +505,118 @@ class ProcessRead:
         self._queue.close()
 
 
+@dataclass
+class _Written:
+    """What one batch did to the store (computed on a writer thread, accounted in order)."""
+
+    batch: Batch
+    resumed: bool = False
+    nodes: int = 0
+    rels: int = 0
+    replaced: int = 0
+
+
+@dataclass
+class _WriteLoop:
+    """The state of one load's write loop: summary, checkpoint and name-statistics bookkeeping.
+
+    Name statistics: the counts of this load's images are added to the old ones when the load
+    only added images to a store whose statistics were current (``name_stats.begin_load``);
+    anything else (a resumed batch, a replaced image) makes the finish recount everything.
+    ``begin_load`` marks the statistics pending right before the first write.
+    """
+
+    store: GraphStore
+    summary: LoadSummary
+    checkpoint: Checkpoint
+    previous: Checkpoint | None
+    reporter: Reporter
+    stats_base: name_stats.LoadBase | None = None
+    stats_begun: bool = False
+    stats_addable: bool = True
+    names: name_stats.NameCounts = field(default_factory=dict)
+
+    def resumable(self, batch: Batch) -> bool:
+        return self.previous is not None and batch.index < self.previous.batches_done
+
+    def before_write(self) -> None:
+        """Mark the statistics pending before anything can be written (on this thread, before
+        the first batch is handed to a writer; a resumed batch may turn out to need writing)."""
+        if not self.stats_begun:
+            self.stats_base = name_stats.begin_load(self.store)
+            self.stats_begun = True
+
+    def write(self, batch: Batch) -> _Written:
+        """Runs on a writer thread: only store calls, no shared state."""
+        if self.resumable(batch) and batch_present(self.store, batch):
+            return _Written(batch, resumed=True)
+        nodes, rels, replaced = write_batch_replacing(self.store, batch)
+        return _Written(batch, nodes=nodes, rels=rels, replaced=replaced)
+
+    def account(self, done: _Written) -> None:
+        """Runs in batch order, so the checkpoint never counts a batch before an unwritten one."""
+        summary, batch = self.summary, done.batch
+        if done.resumed:
+            summary.batches_resumed += 1
+            self.stats_addable = False
+        else:
+            if done.replaced:
+                self.stats_addable = False
+            elif self.stats_addable and self.stats_base is not None:
+                merge_counts(self.names, batch.names)
+            summary.nodes_created += done.nodes
+            summary.relationships_created += done.rels
+            summary.images_written += len(batch.ids)
+            summary.batches_written += 1
+        self.checkpoint.batches_done = batch.index + 1
+        self.checkpoint.images_done += len(batch.ids)
+        self.checkpoint.save()
+        self.reporter.update(batch.bytes_read, batch.images_read)
+
+    def run(self, side: ReadSide, writers: int) -> None:
+        """Write every batch, up to ``writers`` statements in flight (in order of completion
+        accounting). Neo4j runs each transaction on one core, so two writers use both cores of
+        a small machine; FalkorDB serialises writes, so it gets one."""
+        if writers <= 1:
+            for batch in side:
+                self.before_write()
+                self.account(self.write(batch))
+            return
+        with ThreadPoolExecutor(writers, thread_name_prefix="covr-load-writer") as pool:
+            flight: deque[Future[_Written]] = deque()
+            try:
+                for batch in side:
+                    self.before_write()
+                    flight.append(pool.submit(self.write, batch))
+                    if len(flight) >= writers:
+                        self.account(flight.popleft().result())
+                while flight:
+                    self.account(flight.popleft().result())
+            finally:
+                for pending in flight:
+                    pending.cancel()
+
+    def finish(self, side: ReadSide, total_bytes: int) -> None:
+        """Copy the read side's counts into the summary once every batch is written."""
+        read = side.summary()
+        for name in ("images", "objects", "attributes", "relations", "relmods", "skipped"):
+            setattr(self.summary, name, getattr(read, name))
+        self.summary.peak_rss_mb = max(read.peak_rss_mb, peak_rss_mb())
+        self.summary.problems = read.problems
+        self.reporter.update(total_bytes, self.summary.images)
+
+
+def _read_side(
+    store: GraphStore, job: LoadJob, limit: int | None, batch_images: int, parallel: bool
+) -> tuple[ReadSide, int]:
+    """The reader for ``job`` (a child process for large inputs) and the input's size in bytes."""
+    total_bytes = sum(p.stat().st_size for i in job.inputs for p in i.paths)
+    if parallel and total_bytes >= PARALLEL_MIN_BYTES:
+        rendered = store.backend in (Backend.EMBEDDED, Backend.FALKORDB)
+        return ProcessRead(job, limit, batch_images, rendered=rendered), total_bytes
+    return InlineRead(job, limit, batch_images), total_bytes
+
+
 def run_load(
     store: GraphStore,
     job: LoadJob,
@@ -514,11 +628,12 @@ def run_load(
     strict: bool = False,
     reporter: Reporter | None = None,
     parallel: bool = True,
+    writers: int = 1,
 ) -> LoadSummary:
     """Load ``job`` into ``store``; see the module docstring for the guarantees.
 
     ``parallel`` reads in a child process (see :class:`ProcessRead`) when the input is large
-    enough for that to pay off.
+    enough for that to pay off; ``writers`` statements may be in flight at once.
     """
     reporter = reporter or NullReporter()
     if strict:
@@ -526,7 +641,6 @@ def run_load(
         if check.skipped:
             raise LoadFailed(check.problems)
     started = time.perf_counter()
-    files = [p for i in job.inputs for p in i.paths]
     parts = {
         "source": job.source,
         "split": job.split,
@@ -534,83 +648,49 @@ def run_load(
         "batch": batch_images,
         "options": job.options,
     }
-    print_ = fingerprint(parts, files)
+    print_ = fingerprint(parts, [p for i in job.inputs for p in i.paths])
     path = Checkpoint.location(data_dir, job.source, job.split, print_)
-    previous = Checkpoint.open(path, print_) if resume else None
-    checkpoint = Checkpoint(path=path, fingerprint=print_)
-    summary = LoadSummary(
-        job.source, job.split, files=[i.label for i in job.inputs], checkpoint=str(path)
+    loop = _WriteLoop(
+        store,
+        LoadSummary(
+            job.source, job.split, files=[i.label for i in job.inputs], checkpoint=str(path)
+        ),
+        Checkpoint(path=path, fingerprint=print_),
+        Checkpoint.open(path, print_) if resume else None,
+        reporter,
     )
-    total_bytes = sum(p.stat().st_size for p in files)
+    side, total_bytes = _read_side(store, job, limit, batch_images, parallel)
     reporter.start(f"{job.source} {job.split}", total_bytes)
-    side: ReadSide
-    if parallel and total_bytes >= PARALLEL_MIN_BYTES:
-        rendered = store.backend in (Backend.EMBEDDED, Backend.FALKORDB)
-        side = ProcessRead(job, limit, batch_images, rendered=rendered)
-    else:
-        side = InlineRead(job, limit, batch_images)
     thresholds = gc.get_threshold()
     gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
-    # Name statistics: the counts of this load's images are added to the old ones when the load
-    # only added images to a store whose statistics were current (name_stats.begin_load);
-    # anything else (a resumed batch, a replaced image) makes the finish recount everything.
-    # begin_load marks the statistics pending right before the first write.
-    stats_base: name_stats.LoadBase | None = None
-    stats_begun = False
-    stats_addable = True
-    names: name_stats.NameCounts = {}
     try:
-        for batch in side:
-            if (
-                previous is not None
-                and batch.index < previous.batches_done
-                and batch_present(store, batch)
-            ):
-                summary.batches_resumed += 1
-                stats_addable = False
-            else:
-                if not stats_begun:
-                    stats_base = name_stats.begin_load(store)
-                    stats_begun = True
-                nodes, rels, replaced = write_batch_replacing(store, batch)
-                if replaced:
-                    stats_addable = False
-                elif stats_addable and stats_base is not None:
-                    merge_counts(names, batch.names)
-                summary.nodes_created += nodes
-                summary.relationships_created += rels
-                summary.images_written += len(batch.ids)
-                summary.batches_written += 1
-            checkpoint.batches_done = batch.index + 1
-            checkpoint.images_done += len(batch.ids)
-            checkpoint.save()
-            reporter.update(batch.bytes_read, batch.images_read)
-        read = side.summary()
-        for name in ("images", "objects", "attributes", "relations", "relmods", "skipped"):
-            setattr(summary, name, getattr(read, name))
-        summary.peak_rss_mb = max(read.peak_rss_mb, peak_rss_mb())
-        summary.problems = read.problems
-        reporter.update(total_bytes, summary.images)
+        loop.run(side, writers)
+        loop.finish(side, total_bytes)
     finally:
         gc.set_threshold(*thresholds)
         side.close()
         reporter.finish()
-    # After a completed load: statistics and snapshot. Keep this the one place for work that
-    # must follow every completed load (the related-images room refreshes its statistics here).
+    return _finish(_after_load(loop), started)
+
+
+def _after_load(loop: _WriteLoop) -> LoadSummary:
+    """Statistics and snapshot after a completed load. Keep this the one place for work that
+    must follow every completed load (the related-images room refreshes its statistics here)."""
+    summary, store = loop.summary, loop.store
     finishing = time.perf_counter()
     # Related-image lookups anchor on these (docs/related.md §2).
     stats = name_stats.add_counts(
-        store, stats_base if stats_addable else None, names, summary.images_written
+        store, loop.stats_base if loop.stats_addable else None, loop.names, summary.images_written
     )
     summary.stats_incremental = stats.incremental
     snapshotting = time.perf_counter()
     store.snapshot()
     summary.snapshot_seconds = time.perf_counter() - snapshotting
     summary.finish_seconds = time.perf_counter() - finishing
-    checkpoint.completed = True
-    checkpoint.save()
+    loop.checkpoint.completed = True
+    loop.checkpoint.save()
     summary.completed = True
-    return _finish(summary, started)
+    return summary
 
 
 def problem_lines(summary: LoadSummary, limit: int = 20) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -45,6 +45,14 @@ def parse_thresholds(text: str) -> dict[str, float]:
             )
         out[name] = value
     return out
+
+
+# Images per load statement on Neo4j when COVR_LOAD_BATCH_IMAGES is not set: measured on
+# 8,500 synthetic GQA images (643k elements), server CPU 67.8 s with 5,000 per statement, 31.8 s
+# with 1,000, 27.5 s with 250 (benchmarks/bench_backends.py; docs/graph-store.md).
+NEO4J_LOAD_BATCH_IMAGES = 500
+# Load statements in flight on Neo4j when COVR_LOAD_WRITERS is not set (see load_writers).
+NEO4J_LOAD_WRITERS = 2
 
 
 class Backend(StrEnum):
@@ -170,7 +178,15 @@ class Settings(BaseSettings):
         le=20_000,
         description="Images per load write statement (one statement = one all-or-nothing batch; "
         "FalkorDB's per-statement commit cost grows with the graph, so fewer larger batches "
-        "load faster: docs/loaders.md).",
+        "load faster: docs/loaders.md). Unset on Neo4j: 500 (its cost grows with the size "
+        "of a transaction instead: 5,000 took 2.5x the server CPU of 250, measured).",
+    )
+    load_writers: int = Field(
+        default=1,
+        ge=1,
+        le=16,
+        description="Load statements in flight at once. Unset on Neo4j: 2 (each transaction "
+        "runs on one core of the server); FalkorDB applies writes one at a time, so 1.",
     )
     load_gqa_left_right: bool = Field(
         default=True,
@@ -434,7 +450,6 @@ class Settings(BaseSettings):
     questions_workers: int = Field(
         default=1, ge=1, le=256, description="Worker processes of covr generate by default."
     )
-
     # -- covr render / covr view (issue 18; docs/view.md) --
     images_dir: Path | None = Field(
         default=None,
@@ -491,6 +506,16 @@ class Settings(BaseSettings):
                 "COVR_SNAPSHOT_SCHEDULE must be pairs of integers '<seconds> <changes>'"
             )
         return value
+
+    @model_validator(mode="after")
+    def _neo4j_batches(self) -> Settings:
+        """Neo4j's load defaults: small transactions, two at a time (docs/graph-store.md)."""
+        if self.backend.dialect == "neo4j":
+            if "load_batch_images" not in self.model_fields_set:
+                self.load_batch_images = NEO4J_LOAD_BATCH_IMAGES
+            if "load_writers" not in self.model_fields_set:
+                self.load_writers = NEO4J_LOAD_WRITERS
+        return self
 
     @property
     def backend(self) -> Backend:

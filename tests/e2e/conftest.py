@@ -14,19 +14,22 @@ import pytest
 
 from covr.graph import GraphStore, open_store
 from covr.settings import Backend, Settings
-from tests.integration.conftest import make_settings
+from tests.support.shared_neo4j import SHARED
 
 
 @pytest.fixture(scope="session")
-def external_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def external_settings() -> Settings:
     settings = Settings()
     if settings.backend is Backend.EMBEDDED or settings.backend is Backend.MANAGED_NEO4J:
-        return make_settings(tmp_path_factory.mktemp("e2e-neo4j"), "neo4j")
+        return SHARED.settings  # the session's managed Neo4j (tests/support/shared_neo4j.py)
     return settings
 
 
 @pytest.fixture(scope="session")
 def session_store(external_settings: Settings) -> Iterator[GraphStore]:
+    if external_settings is SHARED.settings:
+        yield SHARED.store()
+        return
     with open_store(external_settings) as store:
         yield store
 

@@ -3,7 +3,7 @@
 Every test that asks for ``store``, ``session_store`` or ``settings`` runs once per backend
 (``[falkordb]`` and ``[neo4j]`` in its id): one server of each per test session (the embedded
 FalkorDB starts in ~0.2 s, the managed Neo4j in ~12 s, so pytest groups the tests by backend and
-starts each once). ``COVR_TEST_BACKENDS=falkordb`` narrows a local run to one backend; CI runs
+starts each once; the Neo4j is the session's shared one, tests/support/shared_neo4j.py). ``COVR_TEST_BACKENDS=falkordb`` narrows a local run to one backend; CI runs
 both, and a Neo4j that cannot start fails the run instead of skipping it.
 
 Tests that need a server of their own (kill, lock, restart) build it from ``fresh_settings``.
@@ -20,6 +20,7 @@ import pytest
 
 from covr.graph import GraphStore, open_store
 from covr.settings import Settings
+from tests.support.shared_neo4j import SHARED
 
 BACKENDS = ("falkordb", "neo4j")
 TEST_BACKENDS = tuple(
@@ -73,11 +74,16 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def settings(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The settings of the session's shared server of this backend."""
+    if backend == "neo4j":
+        return SHARED.settings
     return make_settings(tmp_path_factory.mktemp(f"covr-{backend}"), backend)
 
 
 @pytest.fixture(scope="session")
 def session_store(settings: Settings) -> Iterator[GraphStore]:
+    if settings.graph_backend == "neo4j":
+        yield SHARED.store()  # started at collection, stopped at the end of the session
+        return
     with open_store(settings) as store:
         yield store
 

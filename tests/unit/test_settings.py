@@ -86,3 +86,16 @@ def test_env_example_lists_every_setting() -> None:
     example = (Path(__file__).resolve().parents[2] / ".env.example").read_text()
     for name in Settings.model_fields:
         assert f"COVR_{name.upper()}" in example, f"COVR_{name.upper()} missing in .env.example"
+
+
+def test_neo4j_loads_in_smaller_batches_unless_told() -> None:
+    """Neo4j's cost grows with the transaction, FalkorDB's with the number of statements."""
+    from covr.settings import NEO4J_LOAD_BATCH_IMAGES
+
+    assert Settings(_env_file=None).load_batch_images == 5000  # type: ignore[call-arg]
+    managed = Settings(_env_file=None, graph_backend="neo4j")  # type: ignore[call-arg]
+    assert managed.load_batch_images == NEO4J_LOAD_BATCH_IMAGES
+    external = Settings(_env_file=None, graph_uri="bolt://localhost:7687")  # type: ignore[call-arg]
+    assert external.load_batch_images == NEO4J_LOAD_BATCH_IMAGES
+    chosen = Settings(_env_file=None, graph_backend="neo4j", load_batch_images=40)  # type: ignore[call-arg]
+    assert chosen.load_batch_images == 40

@@ -87,6 +87,7 @@ def _run(
                     job,
                     data_dir=settings.data_dir,
                     batch_images=settings.load_batch_images,
+                    writers=settings.load_writers,
                     limit=limit,
                     resume=resume,
                     strict=strict,

@@ -161,6 +161,10 @@ class ManagedNeo4j(ManagedServer):
             # Reads carry their own timeout (Query(timeout=...)); this bounds everything else.
             "db.transaction.timeout": "0",
             "db.tx_log.rotation.retention_policy": "1 files",
+            # The related lookup sends one statement text per (shape, rules) branch: a few
+            # thousand distinct texts over a split, each planned in 10-100 ms; the default
+            # cache of 1,000 plans evicted them between rounds (measured).
+            "server.memory.query_cache.per_db_cache_num_entries": "10000",
             # Bolt waits twice 5 s for clients to leave on shutdown: 10 s of every stop (and of
             # every test session), although our drivers are closed first.
             "internal.server.bolt.connection_shutdown_wait_time": "1s",

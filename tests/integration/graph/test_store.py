@@ -135,3 +135,22 @@ def test_health_reports_versions(store: GraphStore) -> None:
         return
     assert health.server_version.startswith("FalkorDB 4.")
     assert health.details["socket"].endswith("covr.sock")
+
+
+def test_read_many_returns_each_statements_rows_in_order(store: GraphStore) -> None:
+    """What the reads one by one return (Neo4j runs them in one transaction)."""
+    statements = [
+        ("UNWIND $xs AS x RETURN x", {"xs": [1, 2]}),
+        ("RETURN $s AS x", {"s": "three"}),
+        ("UNWIND [] AS x RETURN x", {}),
+        ("UNWIND $xs AS x RETURN x", {"xs": [4]}),
+    ]
+    assert store.read_many(statements) == [{"x": 1}, {"x": 2}, {"x": "three"}, {"x": 4}]
+    assert store.read_many([]) == []
+
+
+def test_read_many_names_a_failing_statement(store: GraphStore) -> None:
+    statements = [("RETURN 1 AS x", {}), ("RETURN 1 / $zero AS x", {"zero": 0})]
+    with pytest.raises(QueryError):
+        store.read_many(statements)
+    assert store.read_many(statements[:1]) == [{"x": 1}]  # the store still answers

@@ -230,3 +230,46 @@ def test_reader_process_with_prerendered_rows_loads_the_same(
     summary = run_load(store, job, data_dir=tmp_path, batch_images=25)
     assert summary.images_written == 120
     assert store_digest(store) == expected_digest(expected_graphs(job))
+
+
+def test_several_writers_load_the_same_and_resume_after_a_crash(
+    store: GraphStore, settings: Settings, tmp_path: Path
+) -> None:
+    """Three statements in flight (Neo4j's default is two): the same store as one writer, and a
+    crash with later batches written before an earlier one resumes to the same store."""
+    path = tmp_path / "train_sceneGraphs.json"
+    with path.open("w") as handle:
+        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(300, seed=13)), handle)
+    job = gqa_job([path], "train", settings)
+    graphs = expected_graphs(job)
+    summary = run_load(store, job, data_dir=tmp_path, batch_images=20, writers=3)
+    assert summary.batches_written == len(list(batch_sizes_for(300, 20)))
+    assert store_digest(store) == expected_digest(graphs)
+    clean = counts(store)
+    store.clear()
+    store.apply_schema()
+    with pytest.raises(Crash):
+        run_load(
+            CrashingStore(store, 4),  # type: ignore[arg-type]
+            job,
+            data_dir=tmp_path / "crashed",
+            batch_images=20,
+            writers=3,
+        )
+    summary = run_load(store, job, data_dir=tmp_path / "crashed", batch_images=20, resume=True)
+    assert summary.batches_resumed >= 1
+    assert counts(store) == clean
+    assert store_digest(store) == expected_digest(graphs)
+
+
+def batch_sizes_for(images: int, largest: int) -> list[int]:
+    """The loader's batch sizes for ``images`` images (``writer.batch_sizes``, cut at the end)."""
+    from covr_loaders.writer import batch_sizes
+
+    out: list[int] = []
+    for size in batch_sizes(largest):
+        if images <= 0:
+            break
+        out.append(min(size, images))
+        images -= size
+    return out

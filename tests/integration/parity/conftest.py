@@ -17,6 +17,7 @@ import pytest
 from covr.graph import GraphStore, open_store
 from covr.settings import Settings
 from tests.integration.conftest import BACKENDS, TEST_BACKENDS, make_settings
+from tests.support.shared_neo4j import SHARED
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,8 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     if missing:
         pytest.skip(f"parity needs both backends; COVR_TEST_BACKENDS leaves out {missing}")
     falkordb_settings = make_settings(tmp_path_factory.mktemp("parity-falkordb"), "falkordb")
-    neo4j_settings = make_settings(tmp_path_factory.mktemp("parity-neo4j"), "neo4j")
-    with open_store(falkordb_settings) as falkordb, open_store(neo4j_settings) as neo4j:
-        yield Pair(falkordb, neo4j, falkordb_settings, neo4j_settings)
+    with open_store(falkordb_settings) as falkordb:
+        yield Pair(falkordb, SHARED.store(), falkordb_settings, SHARED.settings)
 
 
 @pytest.fixture
