@@ -12,30 +12,16 @@ import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, print_json
-from covr.scene.model import SceneGraph
-from covr.splits.builders import (
-    Split,
-    SplitError,
-    few_shot,
-    file_digest,
-    lexical_split,
-    program_split,
-    read_manifest,
-    write_split,
-    zero_shot,
-)
-from covr.splits.examples import (
-    Example,
-    ExampleError,
-    atomic_write_text,
-    read_examples,
-    write_examples,
-)
+
+if TYPE_CHECKING:  # the split builders are imported by the commands that run (fast --help)
+    from covr.scene.model import SceneGraph
+    from covr.splits.builders import Split
+    from covr.splits.examples import Example
 
 app = typer.Typer(
     help="Compositional splits of example files (zero-shot, few-shot, program, lexical, "
@@ -55,6 +41,9 @@ OVERWRITE = typer.Option(False, "--overwrite", help="Replace an existing split f
 @contextmanager
 def _bad_input() -> Iterator[None]:
     """Turn bad-input errors into one line on stderr and exit code 2."""
+    from covr.splits.builders import SplitError
+    from covr.splits.examples import ExampleError
+
     try:
         yield
     except (ExampleError, SplitError) as exc:
@@ -64,6 +53,8 @@ def _bad_input() -> Iterator[None]:
 
 
 def _load(path: Path) -> list[Example]:
+    from covr.splits.examples import read_examples
+
     with _bad_input():
         return read_examples(path)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -76,6 +67,8 @@ def _run(build: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _write(splits: list[Split], out: Path, examples_path: Path, overwrite: bool) -> None:
+    from covr.splits.builders import file_digest, write_split
+
     digest = file_digest(examples_path)
     written = []
     with _bad_input():
@@ -115,6 +108,8 @@ def zero_shot_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Remove every training example with the properties; test on exactly those."""
+    from covr.splits.builders import zero_shot
+
     data = _load(examples)
     split = _run(lambda: zero_shot(data, properties, name=name))
     _write([split], out, examples, overwrite)
@@ -131,6 +126,8 @@ def few_shot_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Keep only M training examples with the properties (the paper used 250 and 500)."""
+    from covr.splits.builders import few_shot
+
     data = _load(examples)
     split = _run(lambda: few_shot(data, properties, keep, seed=seed, name=name))
     _write([split], out, examples, overwrite)
@@ -145,6 +142,8 @@ def program_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Hold out a share of the program structures (names anonymized)."""
+    from covr.splits.builders import program_split
+
     data = _load(examples)
     splits = [_run(program_split, data, holdout=holdout, seed=s) for s in _seeds(seeds)]
     _write(splits, out, examples, overwrite)
@@ -165,6 +164,8 @@ def lexical_cmd(
     overwrite: bool = OVERWRITE,
 ) -> None:
     """Hold out pairs of names never seen together in a training program."""
+    from covr.splits.builders import lexical_split
+
     data = _load(examples)
     splits = [
         _run(lexical_split, data, pairs=pairs, min_train=min_train, min_eval=min_eval, seed=s)
@@ -232,6 +233,8 @@ def hop_cmd(
     """Held-out attribute pairs (CLEVR-HOPE): complex/minimal x IID/OOD test sets, diversity."""
     import random
 
+    from covr.splits.builders import file_digest, write_split
+    from covr.splits.examples import write_examples
     from covr.splits.hop import candidate_pairs, hop_split, parse_pair
 
     data = _load(examples)
@@ -349,6 +352,7 @@ def properties(
     write them into the examples."""
     from collections import Counter
 
+    from covr.splits.examples import read_examples, write_examples
     from covr.splits.properties import with_properties
 
     with _bad_input():
@@ -382,6 +386,7 @@ def easiness(
 ) -> None:
     """Instance easiness: how many of each test program's local structures the training programs
     already contain."""
+    from covr.splits.examples import atomic_write_text, read_examples
     from covr.splits.local_structures import EasinessModel, compound_divergence
 
     if n not in (2, 3, 4):
@@ -444,8 +449,10 @@ def evaluate(
     ),
 ) -> None:
     """Accuracy per template and property, MAJ/MAJTEMPL, gen. score, systematicity gap, AUC."""
+    from covr.splits.builders import SplitError, read_manifest
     from covr.splits.evaluate import evaluate as run_evaluation
     from covr.splits.evaluate import read_predictions, read_scores, split_sets, write_plots
+    from covr.splits.examples import atomic_write_text, read_examples
 
     if (text_accuracy is None) != (iid_size_accuracy is None):
         fail("give both --text-accuracy and --iid-size-accuracy, or neither", EXIT_BAD_INPUT)
