@@ -5,7 +5,8 @@ first test that needs it, that time counted against the test's timeout (and fail
 average 8). So ``tests/conftest.py`` starts it as soon as collection shows a test that will
 need it, on a thread, while the tests before it run; the integration, parity and end-to-end
 fixtures all take this one server (each test empties it first) instead of starting one each.
-Tests about a server's own life (kill, lock, restart) still start their own.
+Tests about a server's own life (kill, lock, restart) still start their own. Under pytest-xdist
+(``make test``) every worker process has its own.
 """
 
 from __future__ import annotations
