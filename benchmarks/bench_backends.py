@@ -160,7 +160,8 @@ def digest(value: Any) -> str:
 
 
 class ReadMeter:
-    """Counts ``store.read`` calls (round trips) and the time spent in them."""
+    """Counts read statements (``store.read``, and each statement of ``store.read_many``, which
+    Neo4j runs in one transaction) and the time spent in them."""
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
@@ -168,12 +169,16 @@ class ReadMeter:
         self.seconds = 0.0
         self.texts: set[str] = set()
         self._real: Callable[..., Any] = store.read
+        self._real_many: Callable[..., Any] = store.read_many
+        self._inside_many = False
 
     @contextmanager
     def installed(self) -> Iterator[ReadMeter]:
-        real = self._real
+        real, real_many = self._real, self._real_many
 
         def counting(query: Any, params: Any = None, **kw: Any) -> Any:
+            if self._inside_many:  # the base read_many loops over read: counted there
+                return real(query, params, **kw)
             started = time.perf_counter()
             try:
                 return real(query, params, **kw)
@@ -182,11 +187,25 @@ class ReadMeter:
                 self.calls += 1
                 self.seconds += time.perf_counter() - started
 
+        def counting_many(statements: Any, **kw: Any) -> Any:
+            batch = list(statements)
+            started = time.perf_counter()
+            self._inside_many = True
+            try:
+                return real_many(batch, **kw)
+            finally:
+                self._inside_many = False
+                self.texts.update(as_statement(q).text for q, _ in batch)
+                self.calls += len(batch)
+                self.seconds += time.perf_counter() - started
+
         self.store.read = counting  # type: ignore[method-assign]
+        self.store.read_many = counting_many  # type: ignore[method-assign]
         try:
             yield self
         finally:
             self.store.read = real  # type: ignore[method-assign]
+            self.store.read_many = real_many  # type: ignore[method-assign]
 
     def mark(self) -> tuple[int, float]:
         return self.calls, self.seconds
