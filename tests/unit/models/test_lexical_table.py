@@ -17,10 +17,12 @@ from covr.models.gold import load_gold
 from covr.models.lexical import (
     NO_FACTS,
     LexicalTable,
+    WordNetFacts,
     table_path,
     wordnet_facts,
     write_table,
 )
+from covr.models.terms import ModelType
 
 pytestmark = pytest.mark.unit
 
@@ -61,7 +63,7 @@ def test_table_features_equal_wordnet_features(
     from_wordnet = OnnxExclusivity(exclusivity_path, wordnet=wordnet)
     from_wordnet.featurizer.table = None
     triples: list[Any] = [(g.kind, g.x, g.x_prime) for g in load_gold()]
-    by_kind: dict[str, list[str]] = {}
+    by_kind: dict[ModelType, list[str]] = {}
     for kind, term in table.terms():
         by_kind.setdefault(kind, []).append(term)
     rng = np.random.default_rng(0)
@@ -111,7 +113,7 @@ def test_a_stale_table_is_not_used(exclusivity_path: Path, tmp_path: Path, wordn
 
 
 def test_written_tables_are_canonical(tmp_path: Path, wordnet: Any) -> None:
-    facts = [
+    facts: list[tuple[ModelType, str, WordNetFacts]] = [
         ("object", "dog", wordnet_facts(wordnet, "object", "dog")),
         ("attribute", "red", wordnet_facts(wordnet, "attribute", "red")),
         ("relation", "riding", wordnet_facts(wordnet, "relation", "riding")),
@@ -124,4 +126,4 @@ def test_written_tables_are_canonical(tmp_path: Path, wordnet: Any) -> None:
     assert one["sha256"] == two["sha256"]
     table = LexicalTable.read(tmp_path / "a.json")
     for kind, term, expected in facts:
-        assert table.get(kind, term) == expected  # type: ignore[arg-type]
+        assert table.get(kind, term) == expected
