@@ -14,7 +14,7 @@ import grpc
 from covr_client._proto import service_pb2_grpc, wire_pb2
 from covr_client._rpcs import HEALTH_CHECK, Unary
 from covr_client.config import RetryPolicy, TlsConfig, channel_options
-from covr_client.errors import CovrError
+from covr_client.errors import from_rpc_error
 
 ChannelFactory = Callable[[str, grpc.ChannelCredentials | None, list[tuple[str, Any]]], Any]
 
@@ -34,19 +34,32 @@ def credentials(tls: TlsConfig | bool | None) -> tuple[grpc.ChannelCredentials |
 
 
 class ClientCore:
-    """Configuration and channel of a client (see :class:`covr_client.Client` for the
-    arguments); subclasses pass the channel factory of their gRPC flavour."""
+    """Client of the COVR graph service: configuration and channel (the RPCs are on
+    :class:`covr_client.Client` and :class:`covr_client.AsyncClient`).
+
+    Args:
+        target: ``host:port`` of the server (``127.0.0.1:50051``).
+        token: bearer token sent with every call (``COVR_SERVICE_TOKEN`` of the server);
+            ``None`` = no authentication.
+        tls: ``None``/``False`` = plaintext; ``True`` = TLS with the system's roots; a
+            :class:`TlsConfig` for a private CA, a self-signed certificate or mutual TLS.
+        timeout: default deadline of each call in seconds (a stream: of the whole stream).
+        retry: retry policy of idempotent calls (default: 4 attempts on ``UNAVAILABLE``).
+        options: extra gRPC channel arguments.
+    """
+
+    _open_channel: ChannelFactory
+    """How a subclass opens its channel (``grpc`` or ``grpc.aio``)."""
 
     def __init__(
         self,
         target: str,
         *,
-        token: str | None,
-        tls: TlsConfig | bool | None,
-        timeout: float,
-        retry: RetryPolicy | None,
-        options: Sequence[tuple[str, Any]],
-        channel: ChannelFactory,
+        token: str | None = None,
+        tls: TlsConfig | bool | None = None,
+        timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
+        options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be > 0")
@@ -54,7 +67,8 @@ class ClientCore:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         creds, extra = credentials(tls)
-        self._channel = channel(target, creds, [*channel_options(), *extra, *options])
+        opts = [*channel_options(), *extra, *options]
+        self._channel = type(self)._open_channel(target, creds, opts)
         self._stub = service_pb2_grpc.CovrServiceStub(self._channel)
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {token}"),) if token else ()
@@ -72,26 +86,44 @@ class ClientCore:
         )
         return method
 
-    def _deadline(self, timeout: float | None) -> float:
-        """When a call started now must be finished (monotonic clock)."""
-        return time.monotonic() + (self.timeout if timeout is None else timeout)
-
-    def _retry_delay(
-        self, error: CovrError, attempt: int, idempotent: bool, deadline: float
-    ) -> float | None:
-        """Seconds to wait before the next attempt, or ``None``: do not retry (not idempotent,
-        a code the policy does not retry, attempts used up, or the wait would pass the
-        deadline). A server's ``RetryInfo`` hint is honoured."""
-        if not idempotent or error.code not in self.retry.retry_codes:
-            return None
-        if attempt >= self.retry.max_attempts:
-            return None
-        delay = self.retry.wait(attempt, random.random(), error.retry_after)
-        if time.monotonic() + delay >= deadline:
-            return None
-        return delay
+    def _attempts(self, timeout: float | None, idempotent: bool) -> Attempts:
+        """The attempts of one call: its deadline and the client's retry policy."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        return Attempts(self.retry, deadline, idempotent, self._metadata)
 
 
-def remaining(deadline: float) -> float:
-    """Seconds left until ``deadline`` (never negative): the timeout of the next attempt."""
-    return max(0.0, deadline - time.monotonic())
+class Attempts:
+    """The attempts of one call: what each attempt sends (time left, metadata) and, after a
+    failure, whether and when to try again. Both clients loop over it; only their waiting
+    differs (``time.sleep`` or ``asyncio.sleep``)."""
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        deadline: float,
+        idempotent: bool,
+        metadata: tuple[tuple[str, str], ...],
+    ) -> None:
+        self.policy = policy
+        self.deadline = deadline
+        self.idempotent = idempotent
+        self.metadata = metadata
+        self.number = 0
+
+    def next(self) -> dict[str, Any]:
+        """Keyword arguments of the next attempt's call (its timeout is the time left)."""
+        self.number += 1
+        return {"timeout": max(0.0, self.deadline - time.monotonic()), "metadata": self.metadata}
+
+    def delay(self, exc: grpc.RpcError, *, received: bool = False) -> float:
+        """Seconds to wait before the next attempt; raises the SDK error instead when the call
+        must not be retried (not idempotent, a stream that already yielded, a code the policy
+        does not retry, attempts used up, or the wait would pass the deadline). A server's
+        ``RetryInfo`` hint is honoured."""
+        error = from_rpc_error(exc)
+        retry = self.idempotent and not received and error.code in self.policy.retry_codes
+        if retry and self.number < self.policy.max_attempts:
+            wait = self.policy.wait(self.number, random.random(), error.retry_after)
+            if time.monotonic() + wait < self.deadline:
+                return wait
+        raise error from None

@@ -15,15 +15,13 @@ import grpc
 import grpc.aio
 
 from covr_client import _requests, _rpcs
-from covr_client._core import ClientCore, remaining
+from covr_client._core import ClientCore
 from covr_client._requests import (
     EvaluateOptions,
     ListImagesOptions,
     QuestionOptions,
     RelatedOptions,
 )
-from covr_client.config import RetryPolicy, TlsConfig
-from covr_client.errors import from_rpc_error
 from covr_client.types import (
     Evaluation,
     Example,
@@ -56,25 +54,7 @@ class AsyncClient(ClientCore):
     Create and use it inside a running event loop; ``async with`` closes it.
     """
 
-    def __init__(
-        self,
-        target: str,
-        *,
-        token: str | None = None,
-        tls: TlsConfig | bool | None = None,
-        timeout: float = 10.0,
-        retry: RetryPolicy | None = None,
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        super().__init__(
-            target,
-            token=token,
-            tls=tls,
-            timeout=timeout,
-            retry=retry,
-            options=options,
-            channel=_channel,
-        )
+    _open_channel = staticmethod(_channel)
 
     async def close(self) -> None:
         """Close the channel (calls in flight are cancelled)."""
@@ -90,34 +70,20 @@ class AsyncClient(ClientCore):
 
     async def _unary(self, rpc: _rpcs.Unary[T], request: Any, timeout: float | None) -> T:
         """One call of ``rpc`` within the deadline, retried while the policy allows."""
-        method = self._method(rpc)
-        deadline = self._deadline(timeout)
-        attempt = 0
+        method, attempts = self._method(rpc), self._attempts(timeout, rpc.idempotent)
         while True:
-            attempt += 1
             try:
-                response = await method(
-                    request, timeout=remaining(deadline), metadata=self._metadata
-                )
+                return rpc.result(await method(request, **attempts.next()))
             except grpc.RpcError as exc:
-                error = from_rpc_error(exc)
-                delay = self._retry_delay(error, attempt, rpc.idempotent, deadline)
-                if delay is None:
-                    raise error from None
-                await asyncio.sleep(delay)
-                continue
-            return rpc.result(response)
+                await asyncio.sleep(attempts.delay(exc))
 
     async def _stream(
         self, rpc: _rpcs.Stream[T], request: Any, timeout: float | None
     ) -> AsyncIterator[T]:
         """The values of a server stream; retried only while nothing was received."""
-        method = self._method(rpc)
-        deadline = self._deadline(timeout)
-        attempt = 0
+        method, attempts = self._method(rpc), self._attempts(timeout, True)
         while True:
-            attempt += 1
-            call = method(request, timeout=remaining(deadline), metadata=self._metadata)
+            call = method(request, **attempts.next())
             received = False
             try:
                 async for response in call:
@@ -126,11 +92,7 @@ class AsyncClient(ClientCore):
                         yield item
                 return
             except grpc.RpcError as exc:
-                error = from_rpc_error(exc)
-                delay = None if received else self._retry_delay(error, attempt, True, deadline)
-                if delay is None:
-                    raise error from None
-                await asyncio.sleep(delay)
+                await asyncio.sleep(attempts.delay(exc, received=received))
             finally:
                 call.cancel()
 

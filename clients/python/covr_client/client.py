@@ -16,15 +16,13 @@ from typing import Any, TypeVar, Unpack
 import grpc
 
 from covr_client import _requests, _rpcs
-from covr_client._core import ClientCore, credentials, remaining
+from covr_client._core import ClientCore, credentials
 from covr_client._requests import (
     EvaluateOptions,
     ListImagesOptions,
     QuestionOptions,
     RelatedOptions,
 )
-from covr_client.config import RetryPolicy, TlsConfig
-from covr_client.errors import from_rpc_error
 from covr_client.types import (
     Evaluation,
     Example,
@@ -72,25 +70,7 @@ class Client(ClientCore):
     Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(
-        self,
-        target: str,
-        *,
-        token: str | None = None,
-        tls: TlsConfig | bool | None = None,
-        timeout: float = 10.0,
-        retry: RetryPolicy | None = None,
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        super().__init__(
-            target,
-            token=token,
-            tls=tls,
-            timeout=timeout,
-            retry=retry,
-            options=options,
-            channel=_channel,
-        )
+    _open_channel = staticmethod(_channel)
 
     def close(self) -> None:
         """Close the channel (calls in flight are cancelled)."""
@@ -106,31 +86,19 @@ class Client(ClientCore):
 
     def _unary(self, rpc: _rpcs.Unary[T], request: Any, timeout: float | None) -> T:
         """One call of ``rpc`` within the deadline, retried while the policy allows."""
-        method = self._method(rpc)
-        deadline = self._deadline(timeout)
-        attempt = 0
+        method, attempts = self._method(rpc), self._attempts(timeout, rpc.idempotent)
         while True:
-            attempt += 1
             try:
-                response = method(request, timeout=remaining(deadline), metadata=self._metadata)
+                return rpc.result(method(request, **attempts.next()))
             except grpc.RpcError as exc:
-                error = from_rpc_error(exc)
-                delay = self._retry_delay(error, attempt, rpc.idempotent, deadline)
-                if delay is None:
-                    raise error from None
-                time.sleep(delay)
-                continue
-            return rpc.result(response)
+                time.sleep(attempts.delay(exc))
 
     def _stream(self, rpc: _rpcs.Stream[T], request: Any, timeout: float | None) -> Iterator[T]:
         """The values of a server stream; retried only while nothing was received (so no
         duplicates reach the caller); leaving early cancels the call on the server."""
-        method = self._method(rpc)
-        deadline = self._deadline(timeout)
-        attempt = 0
+        method, attempts = self._method(rpc), self._attempts(timeout, True)
         while True:
-            attempt += 1
-            call = method(request, timeout=remaining(deadline), metadata=self._metadata)
+            call = method(request, **attempts.next())
             received = False
             try:
                 for response in call:
@@ -138,11 +106,7 @@ class Client(ClientCore):
                     yield from rpc.items(response)
                 return
             except grpc.RpcError as exc:
-                error = from_rpc_error(exc)
-                delay = None if received else self._retry_delay(error, attempt, True, deadline)
-                if delay is None:
-                    raise error from None
-                time.sleep(delay)
+                time.sleep(attempts.delay(exc, received=received))
             finally:
                 call.cancel()  # no-op when finished; stops the server when the caller left early
 
