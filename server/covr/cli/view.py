@@ -18,6 +18,8 @@ from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, store_session
 
 if TYPE_CHECKING:
     from covr.scene.model import SceneGraph
+    from covr.settings import Settings
+    from covr.view.app import ViewApp
     from covr.view.dataset import Dataset
     from covr.view.sources import SceneSource
 
@@ -184,30 +186,11 @@ def view(
     """Browse generated examples in a local web app (127.0.0.1:COVR_VIEW_PORT): paging over
     large files through an index kept beside each file, filters, full-text search, each example
     drawn; or write a static copy with --static."""
-    from covr.view.app import Evaluation, ViewApp, ViewConfig, ViewServer, write_static
-    from covr.view.dataset import (
-        DatasetError,
-        Filters,
-        SplitLists,
-        find_datasets,
-        find_split_manifests,
-    )
+    from covr.view.app import Evaluation, ViewApp, ViewConfig, write_static
+    from covr.view.dataset import DatasetError, Filters, SplitLists
 
     settings = load_settings()
-    if target.is_dir():
-        files = find_datasets(target)
-        manifests = find_split_manifests(target)
-        if not files:
-            fail(f"{target}: no .jsonl or .parquet examples file in this folder", EXIT_BAD_INPUT)
-    elif target.is_file():
-        files, manifests = [target], {}
-    else:
-        fail(f"{target}: no such file or folder", EXIT_BAD_INPUT)
-    for path in split:
-        manifests[path.name if path.is_dir() else path.parent.name] = path
-    for folder in plots:
-        if not folder.is_dir():
-            fail(f"--plots {folder}: not a folder", EXIT_BAD_INPUT)
+    files, manifests = _inputs(target, split, plots)
     lists = SplitLists(manifests)
     try:
         lists.names()
@@ -240,27 +223,55 @@ def view(
                 fail(str(exc), EXIT_BAD_INPUT)
             typer.echo(f"{len(written)} files -> {static / 'index.html'}", err=True)
             return
-        try:
-            server = ViewServer(
-                ViewApp(config), settings.view_host, settings.view_port if port is None else port
-            )
-        except OSError as exc:
-            fail(
-                f"cannot listen on {settings.view_host}:{port or settings.view_port}: "
-                f"{exc.strerror or exc} (set COVR_VIEW_PORT or --port)",
-            )
-        typer.echo(f"covr view: {server.url} (Ctrl-C to stop)", err=True)
-        sys.stderr.flush()
-        if not no_browser:
-            import webbrowser
+        _serve(ViewApp(config), settings, port, open_browser=not no_browser)
 
-            webbrowser.open(server.url)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.httpd.server_close()
+
+def _inputs(
+    target: Path, split: list[Path], plots: list[Path]
+) -> tuple[list[Path], dict[str, Path]]:
+    """The examples files and split manifests named on the command line (exit 2 on a bad one)."""
+    from covr.view.dataset import find_datasets, find_split_manifests
+
+    if target.is_dir():
+        files = find_datasets(target)
+        manifests = find_split_manifests(target)
+        if not files:
+            fail(f"{target}: no .jsonl or .parquet examples file in this folder", EXIT_BAD_INPUT)
+    elif target.is_file():
+        files, manifests = [target], {}
+    else:
+        fail(f"{target}: no such file or folder", EXIT_BAD_INPUT)
+    for path in split:
+        manifests[path.name if path.is_dir() else path.parent.name] = path
+    for folder in plots:
+        if not folder.is_dir():
+            fail(f"--plots {folder}: not a folder", EXIT_BAD_INPUT)
+    return files, manifests
+
+
+def _serve(app: ViewApp, settings: Settings, port: int | None, *, open_browser: bool) -> None:
+    """Serve ``app`` until Ctrl-C; a port in use names the setting that moves it."""
+    from covr.view.app import ViewServer
+
+    try:
+        server = ViewServer(app, settings.view_host, settings.view_port if port is None else port)
+    except OSError as exc:
+        fail(
+            f"cannot listen on {settings.view_host}:{port or settings.view_port}: "
+            f"{exc.strerror or exc} (set COVR_VIEW_PORT or --port)",
+        )
+    typer.echo(f"covr view: {server.url} (Ctrl-C to stop)", err=True)
+    sys.stderr.flush()
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
 
 
 def register(app: typer.Typer) -> None:

@@ -223,6 +223,7 @@ def test_a_failing_reader_process_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from covr_loaders import writer
+    from covr_loaders.read_side import ReaderFailed
 
     path = tmp_path / "val_sceneGraphs.json"
     path.write_text((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
@@ -230,7 +231,7 @@ def test_a_failing_reader_process_is_reported(
     path.write_text("")  # emptied after the up-front check: the reader fails in the child
     monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)
     store = RecordingStore()
-    with pytest.raises(writer.ReaderFailed, match="is empty"):
+    with pytest.raises(ReaderFailed, match="is empty"):
         run_load(store, job, data_dir=tmp_path, batch_images=3)
     assert store.writes == []
 
