@@ -175,6 +175,8 @@ class NameTables:
 
 _UNKNOWN = object()
 """Marks a concrete subgraph not computed yet (None is a valid, cached answer)."""
+
+
 class Concretes:
     """``g`` with substitutions applied, memoized: a lookup decodes the same edits again and
     again (one per row and round); None marks an edit that is not a valid subgraph."""
