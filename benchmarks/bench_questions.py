@@ -78,12 +78,12 @@ def run(
 
 
 STAGE_FUNCTIONS = {
-    "related images (positives + distractors)": ("generate.py", "_related"),
+    "related images (positives + distractors)": ("engine.py", "_related"),
     "subgraph enumeration": ("enumerate.py", "enumerate_subgraphs"),
-    "slot filling, text, program": ("generate.py", "_instantiate"),
-    "image selection": ("generate.py", "_images"),
-    "execution (world + program)": ("generate.py", "_answer"),
-    "example records (signatures, qid)": ("generate.py", "_example"),
+    "slot filling, text, program": ("slots.py", "instantiate"),
+    "image selection": ("picking.py", "pick_images"),
+    "execution (world + program)": ("engine.py", "_answer"),
+    "example records (signatures, qid)": ("engine.py", "_example"),
 }
 
 

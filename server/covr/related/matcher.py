@@ -41,7 +41,6 @@ from covr.scene.edits import (
     NodeType,
     Position,
     name_at,
-    position,
     positions,
     signature,
     signature_sort_key,
@@ -157,88 +156,42 @@ Judge = Callable[[str, str], int | None]
 """``judge(position, image_name)``: 0 = counts as equal, 1 = a substitution, None = reject."""
 
 
-class _Embedding:
-    """The search state of :func:`_embed` over one scene (objects assigned in index order)."""
+_Shape = tuple[
+    tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]
+]
+_SHAPES: dict[int, tuple[Subgraph, _Shape]] = {}
+"""``id(g) -> (g, shape)``: the entry keeps ``g`` alive, so its id is not reused meanwhile (a
+dataclass hash of ``g`` on every call would cost more than the shape saves)."""
 
-    def __init__(self, scene: _Scene, g: Subgraph, judge: Judge, max_changes: int) -> None:
-        self.scene, self.g, self.judge, self.max_changes = scene, g, judge, max_changes
-        n = len(g.objects)
-        self.incoming: list[tuple[str, int]] = [("root", 0)] * n
-        for j, rel in enumerate(g.relations):
-            self.incoming[rel.object] = ("relation", j)
-        for k, mod in enumerate(g.relmods):
-            self.incoming[mod.object] = ("relmod", k)
-        self.objs: list[str] = [""] * n
-        self.rels: list[Relation | None] = [None] * len(g.relations)
-        self.mods: list[tuple[str, str]] = [("", "")] * len(g.relmods)
-        self.names: dict[str, str] = {}
-        self.object_pos = [position("object", i) for i in range(n)]
-        self.attribute_pos = [position("attribute", i) for i in range(n)]
-        self.relation_pos = [position("relation", j) for j in range(len(g.relations))]
-        self.relmod_pos = [position("relmod", k) for k in range(len(g.relmods))]
 
-    def place(self, i: int, obj: Object, changes: int) -> Iterator[int]:
-        """Check object ``i`` -> ``obj`` (name, attribute); yield the new change counts."""
-        if obj.id in self.objs[:i]:
-            return
-        cost = self.judge(self.object_pos[i], obj.name)
-        if cost is None or changes + cost > self.max_changes:
-            return
-        self.objs[i] = obj.id
-        self.names[self.object_pos[i]] = obj.name
-        if self.g.objects[i].attribute is None:
-            yield changes + cost
-            return
-        for attribute in dict.fromkeys(obj.attributes):
-            extra = self.judge(self.attribute_pos[i], attribute)
-            if extra is None or changes + cost + extra > self.max_changes:
-                continue
-            self.names[self.attribute_pos[i]] = attribute
-            yield changes + cost + extra
+def _shape(g: Subgraph) -> _Shape:
+    """What :func:`_embed` needs of ``g``'s shape, computed once per subgraph (an in-memory
+    lookup embeds the same ``g`` in thousands of candidate images): how each object is reached
+    (``root``, or the relation / rel-mod leading to it) and the position texts by index.
 
-    def walk(self, i: int, changes: int) -> Iterator[tuple[Match, dict[str, str]]]:
-        if i == len(self.objs):
-            relations = tuple(r.id for r in self.rels if r is not None)
-            match = Match(self.scene.graph.image_id, tuple(self.objs), relations, tuple(self.mods))
-            yield match, dict(self.names)
-            return
-        kind, index = self.incoming[i]
-        if kind == "root":
-            for obj in self.scene.graph.objects:
-                for c in self.place(i, obj, changes):
-                    yield from self.walk(i + 1, c)
-        elif kind == "relation":
-            yield from self._via_relation(i, index, changes)
-        else:
-            yield from self._via_relmod(i, index, changes)
-
-    def _via_relation(
-        self, i: int, index: int, changes: int
-    ) -> Iterator[tuple[Match, dict[str, str]]]:
-        subject = self.objs[self.g.relations[index].subject]
-        for rel in self.scene.out.get(subject, ()):
-            cost = self.judge(self.relation_pos[index], rel.name)
-            if cost is None or changes + cost > self.max_changes:
-                continue
-            self.rels[index] = rel
-            self.names[self.relation_pos[index]] = rel.name
-            for c in self.place(i, self.scene.objects[rel.object], changes + cost):
-                yield from self.walk(i + 1, c)
-
-    def _via_relmod(
-        self, i: int, index: int, changes: int
-    ) -> Iterator[tuple[Match, dict[str, str]]]:
-        host = self.rels[self.g.relmods[index].relation]
-        assert host is not None
-        for mod in host.mods:
-            target = self.scene.objects.get(mod.object)
-            cost = self.judge(self.relmod_pos[index], mod.name)
-            if target is None or cost is None or changes + cost > self.max_changes:
-                continue
-            self.mods[index] = (host.id, mod.id)
-            self.names[self.relmod_pos[index]] = mod.name
-            for c in self.place(i, target, changes + cost):
-                yield from self.walk(i + 1, c)
+    The texts are plain ``str``: the matcher's innermost dicts (judge caches, names per
+    embedding) keep CPython's fast lookup path for dicts whose keys are all exact ``str``.
+    """
+    hit = _SHAPES.get(id(g))
+    if hit is not None and hit[0] is g:
+        return hit[1]
+    n = len(g.objects)
+    incoming: list[tuple[str, int]] = [("root", 0)] * n
+    for j, rel in enumerate(g.relations):
+        incoming[rel.object] = ("relation", j)
+    for k, mod in enumerate(g.relmods):
+        incoming[mod.object] = ("relmod", k)
+    shape = (
+        tuple(incoming),
+        tuple(f"object@{i}" for i in range(n)),
+        tuple(f"attribute@{i}" for i in range(n)),
+        tuple(f"relation@{j}" for j in range(len(g.relations))),
+        tuple(f"relmod@{k}" for k in range(len(g.relmods))),
+    )
+    if len(_SHAPES) >= 4096:
+        _SHAPES.clear()
+    _SHAPES[id(g)] = (g, shape)
+    return shape
 
 
 def _embed(
@@ -250,17 +203,79 @@ def _embed(
     Objects are assigned in index order: canonical order puts each object after the relation
     or rel-mod that leads to it, so its parent is always mapped already.
     """
-    return _Embedding(scene, g, judge, max_changes).walk(0, 0)
+    incoming, object_pos, attribute_pos, relation_pos, relmod_pos = _shape(g)
+    n = len(incoming)
+    objs: list[str] = [""] * n
+    rels: list[Relation | None] = [None] * len(relation_pos)
+    mods: list[tuple[str, str]] = [("", "")] * len(relmod_pos)
+    names: dict[str, str] = {}
+    image_id = scene.graph.image_id
+
+    def place(i: int, obj: Object, changes: int) -> Iterator[int]:
+        """Check object ``i`` -> ``obj`` (name, attribute); yield the new change counts."""
+        if obj.id in objs[:i]:
+            return
+        cost = judge(object_pos[i], obj.name)
+        if cost is None or changes + cost > max_changes:
+            return
+        objs[i] = obj.id
+        names[object_pos[i]] = obj.name
+        if g.objects[i].attribute is None:
+            yield changes + cost
+            return
+        for attribute in dict.fromkeys(obj.attributes):
+            extra = judge(attribute_pos[i], attribute)
+            if extra is None or changes + cost + extra > max_changes:
+                continue
+            names[attribute_pos[i]] = attribute
+            yield changes + cost + extra
+
+    def walk(i: int, changes: int) -> Iterator[tuple[Match, dict[str, str]]]:
+        if i == n:
+            relations = tuple(r.id for r in rels if r is not None)
+            yield Match(image_id, tuple(objs), relations, tuple(mods)), dict(names)
+            return
+        kind, index = incoming[i]
+        if kind == "root":
+            for obj in scene.graph.objects:
+                for c in place(i, obj, changes):
+                    yield from walk(i + 1, c)
+        elif kind == "relation":
+            subject = objs[g.relations[index].subject]
+            for rel in scene.out.get(subject, ()):
+                cost = judge(relation_pos[index], rel.name)
+                if cost is None or changes + cost > max_changes:
+                    continue
+                rels[index] = rel
+                names[relation_pos[index]] = rel.name
+                for c in place(i, scene.objects[rel.object], changes + cost):
+                    yield from walk(i + 1, c)
+        else:
+            host = rels[g.relmods[index].relation]
+            assert host is not None
+            for mod in host.mods:
+                target = scene.objects.get(mod.object)
+                cost = judge(relmod_pos[index], mod.name)
+                if target is None or cost is None or changes + cost > max_changes:
+                    continue
+                mods[index] = (host.id, mod.id)
+                names[relmod_pos[index]] = mod.name
+                for c in place(i, target, changes + cost):
+                    yield from walk(i + 1, c)
+
+    yield from walk(0, 0)
 
 
 def _exact_judge(g: Subgraph) -> Judge:
-    expected: dict[str, str] = {p: name_at(g, p) for p in positions(g)}
+    expected: dict[str, str] = {str(p): name_at(g, p) for p in positions(g)}
     return lambda pos, name: 0 if expected[pos] == name else None
 
 
 def _scored_judge(g: Subgraph, exclusivity: Exclusivity, *, relaxed: bool) -> Judge:
     """Relaxed: equal or non-exclusive names cost 0. Otherwise: exclusive names cost 1."""
-    expected: dict[str, tuple[NodeType, str]] = {p: (p.kind, name_at(g, p)) for p in positions(g)}
+    expected: dict[str, tuple[NodeType, str]] = {
+        str(p): (p.kind, name_at(g, p)) for p in positions(g)
+    }
     cache: dict[tuple[str, str], int | None] = {}
 
     def judge(pos: str, name: str) -> int | None:
@@ -326,7 +341,7 @@ def distractors(
         return presence_filter(g, results)
     relaxed = _scored_judge(g, exclusivity, relaxed=True)
     edited = _scored_judge(g, exclusivity, relaxed=False)
-    expected: dict[str, str] = {p: name_at(g, p) for p in positions(g)}
+    expected: dict[str, str] = {str(p): name_at(g, p) for p in positions(g)}
     concrete_of: dict[tuple[tuple[str, str], ...], tuple[str, Subgraph] | None] = {}
     for image_id in index.candidates(g, max_distance):
         scene = index.scenes[image_id]

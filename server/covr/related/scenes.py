@@ -32,10 +32,17 @@ class SceneReader:
         """The stored scene graph of ``image_id`` read now; :class:`UnknownImage` when absent."""
         if not isinstance(image_id, str) or not image_id.strip():
             raise UnknownImage("image_id", f"must be a non-empty string, got {image_id!r}")
-        rows = self.store.read(catalog.get("match/scene_graph"), {"image_id": image_id})
-        if not rows:
+        graph = self.find(image_id)
+        if graph is None:
             raise UnknownImage("image_id", f"no image {image_id!r} in the store")
-        return from_store_record(rows[0])
+        return graph
+
+    def find(self, image_id: str) -> SceneGraph | None:
+        """The stored scene graph of ``image_id`` read now (not from the cache: a caller that
+        names one image wants what the store holds, even before a lookup saw a new generation),
+        or None."""
+        rows = self.store.read(catalog.get("match/scene_graph"), {"image_id": image_id})
+        return from_store_record(rows[0]) if rows else None
 
     def many(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
         """Scene graphs by id in request order (absent ids are left out)."""
