@@ -37,7 +37,6 @@ from covr.service.rooms import Rooms
 from covr.settings import Settings
 from covr.v1 import evaluation_pb2, questions_pb2, related_pb2, service_pb2_grpc, store_pb2
 from covr_loaders.import_stream import StrictImportRejected, import_scene_graphs
-from covr_loaders.readback import get_scene_graph
 
 
 class CovrServicer(service_pb2_grpc.CovrServiceServicer):
@@ -62,7 +61,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         """A stored scene graph by request field: a bad id is a bad field, a missing one
         ``NOT_FOUND`` (the scene room's validation is not repeated for stored graphs)."""
         convert.require_text(image_id, field)
-        graph = get_scene_graph(self.store, image_id)
+        graph = self.rooms.related.scenes.find(image_id)
         if graph is None:
             raise NotFound(f"no image {image_id!r} in the store")
         return graph
