@@ -107,6 +107,9 @@ def running_server(
                 if samples:
                     load_bundled_samples(graph, config)
             service = build_server(config, graph).start()
+            # The server warms its models and WordNet on a thread after it listens (a minute at
+            # load average 12); the tests' deadlines are for the calls, not for that warm-up.
+            service.rooms.models.warm()
             token = config.service_token.get_secret_value() if config.service_token else None
             tls = None
             if config.service_tls_cert is not None:

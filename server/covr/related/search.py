@@ -23,6 +23,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -108,12 +109,6 @@ class Search:
         self.table = names.table()
         self.all_positions = positions(self.g)
         self.states = self._states()
-        self.relaxed_rules: dict[str, Rule] = {
-            p: names.relaxed_rule(self.g, p) for p in self.all_positions
-        }
-        self.combined_rules: dict[str, Rule] = {
-            p: names.combined_rule(self.g, p) for p in self.all_positions
-        }
         # Few signatures (small subgraphs): one exact branch each returns fewer rows. Many
         # (chains, V-shapes, frames): one combined branch costs far less to parse and plan.
         self.combined = len(self.states) > settings.related_combined_min_signatures
@@ -121,6 +116,18 @@ class Search:
         self.verified: Verified = {}
         self.rounds = 0
         self.spent = 0
+
+    @cached_property
+    def relaxed_rules(self) -> dict[str, Rule]:
+        """Built when a round first needs them: they score every name's alternatives with the
+        exclusivity model, which a positives-only lookup (max_distance 0) never uses, and a
+        name outside the model's lexical table costs a WordNet load (seconds)."""
+        return {p: self.names.relaxed_rule(self.g, p) for p in self.all_positions}
+
+    @cached_property
+    def combined_rules(self) -> dict[str, Rule]:
+        """Built on first use, like :attr:`relaxed_rules`."""
+        return {p: self.names.combined_rule(self.g, p) for p in self.all_positions}
 
     def run(self) -> RelatedResult:
         while any(not s.done for s in self.states):

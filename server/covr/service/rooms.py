@@ -90,11 +90,14 @@ class Models:
     settings: Settings
 
     def warm(self) -> None:
-        """Load both models now (the exclusivity model reads WordNet: seconds), so that the
-        first scoring call does not pay for it; failures are logged, calls then report them."""
+        """Load both models now, and then WordNet (seconds to a minute), on the server's
+        background thread: the lexical table covers the models' vocabulary, but a request that
+        names another term opens WordNet, and it must not pay that inside its deadline.
+        Failures are logged; calls then report them."""
         try:
-            self.exclusivity()
+            exclusivity = self.exclusivity()
             self.presence()
+            _ = exclusivity.featurizer.wordnet
         except Exception as exc:  # a missing model or WordNet must not stop the server
             log.warning("models not loaded: %s", exc)
 
