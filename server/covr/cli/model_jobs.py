@@ -61,7 +61,8 @@ def served_vocabulary(sample_vocab: dict[Any, set[str]]) -> dict[Any, set[str]]:
     """Terms the exclusivity model's lexical table covers beyond its training pairs: the
     samples' names and the synthetic generator's vocabulary (seed 0, what the quick start,
     tests and benchmarks load), so scoring them never opens WordNet."""
-    from covr_loaders.synthetic import GENERIC_PREDICATES, Generator
+    from covr_loaders.synthetic import Generator
+    from covr_loaders.synthetic_words import GENERIC_PREDICATES
 
     vocab = Generator(0).vocab
     out: dict[Any, set[str]] = {k: set(v) for k, v in sample_vocab.items()}

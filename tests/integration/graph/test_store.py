@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from covr.graph import SCHEMA_VERSION, GraphStore, QueryError, catalog
@@ -139,7 +141,7 @@ def test_health_reports_versions(store: GraphStore) -> None:
 
 def test_read_many_returns_each_statements_rows_in_order(store: GraphStore) -> None:
     """What the reads one by one return (Neo4j runs them in one transaction)."""
-    statements = [
+    statements: list[tuple[str, dict[str, Any]]] = [
         ("UNWIND $xs AS x RETURN x", {"xs": [1, 2]}),
         ("RETURN $s AS x", {"s": "three"}),
         ("UNWIND [] AS x RETURN x", {}),
@@ -150,7 +152,10 @@ def test_read_many_returns_each_statements_rows_in_order(store: GraphStore) -> N
 
 
 def test_read_many_names_a_failing_statement(store: GraphStore) -> None:
-    statements = [("RETURN 1 AS x", {}), ("RETURN 1 / $zero AS x", {"zero": 0})]
+    statements: list[tuple[str, dict[str, Any]]] = [
+        ("RETURN 1 AS x", {}),
+        ("RETURN 1 / $zero AS x", {"zero": 0}),
+    ]
     with pytest.raises(QueryError):
         store.read_many(statements)
     assert store.read_many(statements[:1]) == [{"x": 1}]  # the store still answers

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from covr.cli import data
 from covr.graph.store import GraphStore, Health, IndexState, WriteSummary
 from covr.settings import Backend, Settings
-from covr_loaders import synthetic
+from covr_loaders import synthetic, synthetic_words
 from covr_loaders.checkpoint import Checkpoint
 from covr_loaders.errors import LoadFailed
 from covr_loaders.jobs import gqa_job
@@ -138,8 +138,8 @@ def test_synthetic_is_deterministic_and_sized() -> None:
     mean_objects = sum(len(g.objects) for g in graphs) / len(graphs)
     assert 13 < mean_objects < 19
     # predicates depend on the pair: nothing but people wear things among the core nouns
-    people = set(synthetic.CORE_NOUNS["person"]) | set(synthetic.CORE_NOUNS["animal"])
-    core = {n for ns in synthetic.CORE_NOUNS.values() for n in ns}
+    people = set(synthetic_words.CORE_NOUNS["person"]) | set(synthetic_words.CORE_NOUNS["animal"])
+    core = {n for ns in synthetic_words.CORE_NOUNS.values() for n in ns}
     for graph in graphs:
         names = {o.id: o.name for o in graph.objects}
         for rel in graph.relations:

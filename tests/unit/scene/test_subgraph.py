@@ -244,7 +244,7 @@ def test_signatures_are_sorted_by_type_then_index() -> None:
 @given(subgraphs(), st.data())
 def test_substitute_then_diff_gives_the_signature(g: Subgraph, data: st.DataObject) -> None:
     chosen = data.draw(st.lists(st.sampled_from(positions(g)), unique=True, max_size=2))
-    changes = {p: f"new{i}\\|" for i, p in enumerate(chosen)}
+    changes: dict[str, str] = {p: f"new{i}\\|" for i, p in enumerate(chosen)}
     g2 = substitute(g, changes)
     assert g2.shape_key == g.shape_key
     assert diff_signature(g, changes) == signature(chosen)
