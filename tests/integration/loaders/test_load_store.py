@@ -29,6 +29,14 @@ from covr_loaders.writer import LoadJob, run_load, write_batch
 pytestmark = pytest.mark.integration
 
 
+def synthetic_train_job(tmp_path: Path, settings: Settings, *, images: int, seed: int) -> LoadJob:
+    """A GQA-format train file of ``images`` synthetic images, as a load job."""
+    path = tmp_path / "train_sceneGraphs.json"
+    with path.open("w") as handle:
+        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(images, seed=seed)), handle)
+    return gqa_job([path], "train", settings)
+
+
 def counts(store: GraphStore) -> dict[str, Any]:
     nodes = {r["label"]: r["count"] for r in store.read(catalog.get("admin/count_nodes_by_label"))}
     rels = {
@@ -181,10 +189,7 @@ class CrashingStore:
 def test_resume_after_a_crash_equals_a_clean_load(
     store: GraphStore, settings: Settings, tmp_path: Path, resume: bool
 ) -> None:
-    path = tmp_path / "train_sceneGraphs.json"
-    with path.open("w") as handle:
-        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(300, seed=11)), handle)
-    job = gqa_job([path], "train", settings)
+    job = synthetic_train_job(tmp_path, settings, images=300, seed=11)
     graphs = expected_graphs(job)
     run_load(store, job, data_dir=tmp_path, batch_images=40)
     clean = counts(store)
@@ -222,10 +227,7 @@ def test_reader_process_with_prerendered_rows_loads_the_same(
 ) -> None:
     from covr_loaders import writer
 
-    path = tmp_path / "train_sceneGraphs.json"
-    with path.open("w") as handle:
-        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(120, seed=12)), handle)
-    job = gqa_job([path], "train", settings)
+    job = synthetic_train_job(tmp_path, settings, images=120, seed=12)
     monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)  # the forked reader renders the rows
     summary = run_load(store, job, data_dir=tmp_path, batch_images=25)
     assert summary.images_written == 120
@@ -237,10 +239,7 @@ def test_several_writers_load_the_same_and_resume_after_a_crash(
 ) -> None:
     """Three statements in flight (Neo4j's default is two): the same store as one writer, and a
     crash with later batches written before an earlier one resumes to the same store."""
-    path = tmp_path / "train_sceneGraphs.json"
-    with path.open("w") as handle:
-        json.dump(dict(gqa.to_record(g) for g in synthetic.generate(300, seed=13)), handle)
-    job = gqa_job([path], "train", settings)
+    job = synthetic_train_job(tmp_path, settings, images=300, seed=13)
     graphs = expected_graphs(job)
     summary = run_load(store, job, data_dir=tmp_path, batch_images=20, writers=3)
     assert summary.batches_written == len(list(batch_sizes_for(300, 20)))
