@@ -222,13 +222,16 @@ class Featurizer:
         self._term_width = len(LEXNAMES) + len(_TERM_EXTRA) + len(lexicon.categories)
         self._cache: dict[tuple[ModelType, str], TermInfo] = {}
         self._facts: dict[tuple[ModelType, str], WordNetFacts] = {}
-        self._lock = threading.RLock()
+        # Only reading nltk needs a lock (its reader is not safe for concurrent first use).
+        # Terms the table holds never take it: a server's background thread may hold it for
+        # the seconds WordNet takes to open, and a request for tabled terms must not wait.
+        self._wordnet_lock = threading.RLock()
 
     @property
     def wordnet(self) -> Any:
         """The WordNet reader, opened on first use (None when none was configured)."""
         if self._wordnet is None and self._open_wordnet is not None:
-            with self._lock:
+            with self._wordnet_lock:
                 if self._wordnet is None:
                     self._wordnet = self._open_wordnet()
         return self._wordnet
@@ -244,8 +247,9 @@ class Featurizer:
         if found is None:
             found = self.table.get(kind, term) if self.table is not None else None
             if found is None:
-                wn = self.wordnet
-                found = NO_FACTS if wn is None else wordnet_facts(wn, kind, term)
+                with self._wordnet_lock:
+                    wn = self.wordnet
+                    found = NO_FACTS if wn is None else wordnet_facts(wn, kind, term)
             self._facts[key] = found
         return found
 
@@ -257,8 +261,8 @@ class Featurizer:
         key = (kind, term)
         info = self._cache.get(key)
         if info is None:
-            with self._lock:  # nltk's reader is not safe for concurrent first use
-                info = self._cache.get(key) or self._term(kind, term)
+            # no lock: two threads may compute the same entry once each, with equal results
+            info = self._term(kind, term)
             self._cache[key] = info
         return info
 

@@ -127,3 +127,31 @@ def test_written_tables_are_canonical(tmp_path: Path, wordnet: Any) -> None:
     table = LexicalTable.read(tmp_path / "a.json")
     for kind, term, expected in facts:
         assert table.get(kind, term) == expected
+
+
+def test_tabled_terms_do_not_wait_for_wordnet_to_open(exclusivity_path: Path, wordnet: Any) -> None:
+    """A server opens WordNet on a background thread (seconds to a minute); a request whose
+    terms the table holds must be scored meanwhile, not queued behind the opening."""
+    import threading
+
+    release = threading.Event()
+
+    def slow_open() -> Any:
+        release.wait(30)
+        return wordnet
+
+    model = OnnxExclusivity(exclusivity_path, open_wordnet=slow_open)
+    opener = threading.Thread(target=lambda: model.featurizer.wordnet, daemon=True)
+    opener.start()
+    try:
+        scored: list[float] = []
+        worker = threading.Thread(
+            target=lambda: scored.append(model.m("object", "man", "woman")), daemon=True
+        )
+        worker.start()
+        worker.join(10)
+        assert scored, "scoring tabled terms waited for WordNet to open"
+    finally:
+        release.set()
+        opener.join(30)
+    assert model.featurizer.wordnet_loaded
