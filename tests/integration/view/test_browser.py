@@ -211,6 +211,12 @@ def _click_and_wait(driver: Any, element: Any) -> None:
     )
 
 
+def _view_log_tail(examples_file: Path) -> str:
+    """The end of the `covr view` process's log (written beside the examples file)."""
+    log = examples_file.with_name("view.log")
+    return log.read_text(errors="replace")[-3000:] if log.exists() else "(no view log)"
+
+
 def _console_errors(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -263,7 +269,9 @@ def test_browse_filter_open_and_check_the_drawing(
     for panel in panels:
         scene = scenes[panel.get_attribute("data-image-id")]
         boxes = panel.find_elements(By.CSS_SELECTOR, "rect.box")
-        assert len(boxes) == sum(1 for o in scene.objects if o.box is not None)
+        # a failure says whether the viewer found the image in its store at all
+        why = (scene.image_id, panel.get_attribute("class"), _view_log_tail(examples_file))
+        assert len(boxes) == sum(1 for o in scene.objects if o.box is not None), why
         marked = {
             b.get_attribute("data-object-id") for b in boxes if "match" in b.get_attribute("class")
         }
