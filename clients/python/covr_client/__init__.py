@@ -28,6 +28,7 @@ from covr_client.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
+from covr_client.jsonl import write_jsonl
 from covr_client.types import (
     Box,
     DatasetStatistics,
@@ -96,4 +97,5 @@ __all__ = [
     "TlsConfig",
     "UnauthenticatedError",
     "UnavailableError",
+    "write_jsonl",
 ]

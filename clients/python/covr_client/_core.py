@@ -44,7 +44,8 @@ class ClientCore:
         tls: ``None``/``False`` = plaintext; ``True`` = TLS with the system's roots; a
             :class:`TlsConfig` for a private CA, a self-signed certificate or mutual TLS.
         timeout: default deadline of each call in seconds (a stream: of the whole stream).
-        retry: retry policy of idempotent calls (default: 4 attempts on ``UNAVAILABLE``).
+        retry: retry policy of idempotent calls (default: 4 attempts on ``UNAVAILABLE``;
+            a busy server's ``RESOURCE_EXHAUSTED`` waited out as its retry hint says).
         options: extra gRPC channel arguments.
     """
 
@@ -92,10 +93,18 @@ class ClientCore:
         return Attempts(self.retry, deadline, idempotent, self._metadata)
 
 
+BUSY = "RESOURCE_EXHAUSTED"
+"""The code of a refusal by a saturated server: retried on its own budget (``max_busy_*``)."""
+
+
 class Attempts:
     """The attempts of one call: what each attempt sends (time left, metadata) and, after a
     failure, whether and when to try again. Both clients loop over it; only their waiting
-    differs (``time.sleep`` or ``asyncio.sleep``)."""
+    differs (``time.sleep`` or ``asyncio.sleep``).
+
+    Refusals of a busy server (``RESOURCE_EXHAUSTED``) and other failures are counted apart:
+    a refusal did no work and says when to come back, so waiting it out must not use up the
+    few quick attempts meant for a server that is briefly away (and the other way round)."""
 
     def __init__(
         self,
@@ -109,6 +118,12 @@ class Attempts:
         self.idempotent = idempotent
         self.metadata = metadata
         self.number = 0
+        self.failed = 0
+        """Failed attempts other than busy refusals."""
+        self.refused = 0
+        """Attempts refused with ``RESOURCE_EXHAUSTED``."""
+        self.busy_waited = 0.0
+        """Seconds waited so far because of refusals."""
 
     def next(self) -> dict[str, Any]:
         """Keyword arguments of the next attempt's call (its timeout is the time left)."""
@@ -118,12 +133,25 @@ class Attempts:
     def delay(self, exc: grpc.RpcError, *, received: bool = False) -> float:
         """Seconds to wait before the next attempt; raises the SDK error instead when the call
         must not be retried (not idempotent, a stream that already yielded, a code the policy
-        does not retry, attempts used up, or the wait would pass the deadline). A server's
-        ``RetryInfo`` hint is honoured."""
+        does not retry, its attempts or busy wait used up, or the wait would pass the
+        deadline). A server's ``RetryInfo`` hint is honoured (up to ``max_hint``)."""
         error = from_rpc_error(exc)
-        retry = self.idempotent and not received and error.code in self.policy.retry_codes
-        if retry and self.number < self.policy.max_attempts:
-            wait = self.policy.wait(self.number, random.random(), error.retry_after)
-            if time.monotonic() + wait < self.deadline:
-                return wait
-        raise error from None
+        if not self.idempotent or received or error.code not in self.policy.retry_codes:
+            raise error from None
+        if error.code == BUSY:
+            self.refused += 1
+            if self.refused >= self.policy.max_busy_attempts:
+                raise error from None
+            wait = self.policy.wait(self.refused, random.random(), error.retry_after)
+            if self.busy_waited + wait > self.policy.max_busy_wait:
+                raise error from None
+        else:
+            self.failed += 1
+            if self.failed >= self.policy.max_attempts:
+                raise error from None
+            wait = self.policy.wait(self.failed, random.random(), error.retry_after)
+        if time.monotonic() + wait >= self.deadline:
+            raise error from None
+        if error.code == BUSY:
+            self.busy_waited += wait
+        return wait

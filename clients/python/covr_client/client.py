@@ -1,6 +1,7 @@
 """The synchronous client. Every call has a deadline (``timeout``, default from the client),
 raises :class:`~covr_client.errors.CovrError` subclasses instead of ``grpc.RpcError``, and
-idempotent calls (all but the import stream) are retried with backoff on ``UNAVAILABLE``.
+idempotent calls (all but the import stream) are retried with backoff on ``UNAVAILABLE`` and,
+honouring the server's retry hint, on ``RESOURCE_EXHAUSTED``.
 Streams are iterators; leaving the loop early cancels the call on the server.
 
 Each method names its RPC's description (:mod:`covr_client._rpcs`) and builds the request
@@ -64,7 +65,8 @@ class Client(ClientCore):
         tls: ``None``/``False`` = plaintext; ``True`` = TLS with the system's roots; a
             :class:`TlsConfig` for a private CA, a self-signed certificate or mutual TLS.
         timeout: default deadline of each call in seconds (a stream: of the whole stream).
-        retry: retry policy of idempotent calls (default: 4 attempts on ``UNAVAILABLE``).
+        retry: retry policy of idempotent calls (default: 4 attempts on ``UNAVAILABLE``;
+            a busy server's ``RESOURCE_EXHAUSTED`` waited out as its retry hint says).
         options: extra gRPC channel arguments.
 
     Use it as a context manager, or call :meth:`close`.

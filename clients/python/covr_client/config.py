@@ -39,26 +39,47 @@ class TlsConfig:
 class RetryPolicy:
     """Retries of idempotent calls (every call except the import stream).
 
+    Two kinds of failure are retried by default, each with its own budget, because they mean
+    different things: ``UNAVAILABLE`` (the server or its store is briefly away: a few quick
+    attempts, then the caller should know) and ``RESOURCE_EXHAUSTED`` (the server is alive but
+    its slots for the method are taken and it refused the call at once, with a hint of when one
+    frees up: waiting it out is what the caller wants, so there are more attempts, each waiting
+    at least the hint). Every wait ends before the call's deadline, or the error is raised.
+
     Args:
-        max_attempts: attempts in total, the first included (1 = no retries).
+        max_attempts: attempts in total, the first included, for the codes other than
+            ``RESOURCE_EXHAUSTED`` (1 = no retries).
         initial_backoff: seconds before the first retry.
-        max_backoff: cap of the delay between attempts.
+        max_backoff: cap of the delay between attempts (own backoff; a server hint may be
+            longer, up to ``max_hint``).
         multiplier: growth of the delay per attempt (with full jitter).
-        retry_codes: status code names that are retried; ``UNAVAILABLE`` by default (the server
-            or its store is briefly away). Add ``RESOURCE_EXHAUSTED`` to wait out saturation.
+        retry_codes: status code names that are retried: ``UNAVAILABLE`` and
+            ``RESOURCE_EXHAUSTED`` by default.
+        max_hint: cap of one wait taken from a server's ``RetryInfo`` hint (seconds).
+        max_busy_attempts: attempts in total, the first included, while the server answers
+            ``RESOURCE_EXHAUSTED`` (1 = do not wait out a busy server).
+        max_busy_wait: seconds one call may spend waiting out ``RESOURCE_EXHAUSTED`` refusals,
+            all waits together (the call's deadline bounds it too).
     """
 
     max_attempts: int = 4
     initial_backoff: float = 0.1
     max_backoff: float = 2.0
     multiplier: float = 2.0
-    retry_codes: frozenset[str] = frozenset({"UNAVAILABLE"})
+    retry_codes: frozenset[str] = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED"})
+    max_hint: float = 10.0
+    max_busy_attempts: int = 20
+    max_busy_wait: float = 60.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be >= 1")
+        if self.max_busy_attempts < 1:
+            raise ValueError("max_busy_attempts must be >= 1")
         if self.initial_backoff < 0 or self.max_backoff < 0 or self.multiplier < 1:
             raise ValueError("backoffs must be >= 0 and multiplier >= 1")
+        if self.max_hint < 0 or self.max_busy_wait < 0:
+            raise ValueError("max_hint and max_busy_wait must be >= 0")
 
     def delay(self, attempt: int, random: float) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based); full jitter."""
@@ -66,17 +87,19 @@ class RetryPolicy:
         return ceiling * random
 
     def wait(self, attempt: int, random: float, hint: float | None = None) -> float:
-        """The delay before the next attempt: :meth:`delay`, or at least the server's hint
-        (``RetryInfo`` of a ``RESOURCE_EXHAUSTED`` answer, capped at ``max_backoff``) with half
-        of it jittered, so refused clients do not all come back at the same moment."""
-        own = self.delay(attempt, random)
+        """The delay before the next attempt: :meth:`delay` without a hint. With the server's
+        hint (``RetryInfo`` of a ``RESOURCE_EXHAUSTED`` answer, capped at ``max_hint``) at
+        least half of it, the rest jittered so refused clients do not all come back at the
+        same moment, and at least half of the own backoff's ceiling: a server whose estimate is
+        still tiny (it has not finished a call yet) is not polled ever faster."""
         if hint is None:
-            return own
-        hinted = min(hint, self.max_backoff) * (0.5 + random / 2)
-        return max(own, hinted)
+            return self.delay(attempt, random)
+        ceiling = min(self.max_backoff, self.initial_backoff * self.multiplier ** (attempt - 1))
+        return (0.5 + random / 2) * max(ceiling, min(hint, self.max_hint))
 
 
-NO_RETRY = RetryPolicy(max_attempts=1)
+NO_RETRY = RetryPolicy(max_attempts=1, max_busy_attempts=1)
+"""No retries at all, not even of a busy server's refusals."""
 
 
 def channel_options() -> list[tuple[str, Any]]:

@@ -78,7 +78,8 @@ class UnavailableError(CovrError):
 
 
 class ResourceExhaustedError(CovrError):
-    """The server is at capacity; retry later (or configure the retry policy to)."""
+    """The server is at capacity and refused the call at once; ``retry_after`` is its hint.
+    The default retry policy waits it out (bounded); this is raised when that did not help."""
 
 
 class CancelledError(CovrError):

@@ -303,6 +303,15 @@ class RelatedPage:
             seed=msg.seed,
         )
 
+    def positives(self) -> tuple[RelatedImage, ...]:
+        """The page's images that contain the query subgraph, in page order."""
+        return tuple(i for i in self.images if i.kind == "positive")
+
+    def distractors(self) -> tuple[RelatedImage, ...]:
+        """The page's distractors (an edit of the query subgraph, ``edit_signature`` says
+        which), in page order: what a question needs beside the positives."""
+        return tuple(i for i in self.images if i.kind == "distractor")
+
 
 @dataclass(frozen=True)
 class ExclusivityScore:
@@ -388,6 +397,34 @@ class ProgramStep:
     dependencies: tuple[int, ...]
 
 
+def _step_dict(step: ProgramStep) -> dict[str, Any]:
+    """A step as ``covr generate`` writes it (a nested program is a list of step objects)."""
+    return {
+        "operation": step.operation,
+        "arguments": [
+            [_step_dict(s) for s in a] if isinstance(a, tuple) else a for a in step.arguments
+        ],
+        "dependencies": list(step.dependencies),
+    }
+
+
+EXAMPLE_REQUIRED = (
+    "qid",
+    "utterance",
+    "scenes",
+    "answer",
+    "pattern_name",
+    "program",
+    "template",
+    "answer_type",
+    "source_image",
+    "generator_version",
+    "split",
+)
+"""Fields every record of ``covr generate`` has a value for; :meth:`Example.to_dict` refuses
+an example that lacks one rather than write a record the CLI never writes."""
+
+
 def _program(msg: questions_pb2.Program) -> tuple[ProgramStep, ...]:
     steps = []
     for step in msg.steps:
@@ -454,6 +491,45 @@ class Example:
             split=p.split,
             structure=tuple(p.structure),
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The example as one record of ``covr generate``'s JSONL file: the same keys in the
+        same order with the same values (lists for tuples, nested programs as lists of steps),
+        so SDK output and CLI output can be mixed, diffed and read by every ``covr`` command
+        (``covr_client.write_jsonl`` writes the same bytes as the CLI).
+
+        Raises ``ValueError`` naming the empty fields when the example is partial (e.g. built
+        by hand, or from a server that sent no provenance): such a record would not load in
+        ``covr split`` or ``covr evaluate``.
+        """
+        missing = [
+            name
+            for name in EXAMPLE_REQUIRED
+            if getattr(self, name) is None or getattr(self, name) in ("", ())
+        ]
+        if missing:
+            raise ValueError(
+                f"example {self.qid or '(no qid)'} is partial: empty {', '.join(missing)}"
+            )
+        return {
+            "qid": self.qid,
+            "utterance": self.utterance,
+            "scenes": list(self.scenes),
+            "answer": self.answer,
+            "pattern_name": self.pattern_name,
+            "program": [_step_dict(s) for s in self.program],
+            "properties": list(self.properties),
+            "template": self.template,
+            "paper_template": self.paper_template,
+            "answer_type": self.answer_type,
+            "source_image": self.source_image,
+            "subgraphs": dict(self.subgraphs),
+            "structure": list(self.structure),
+            "signatures": {image: list(self.signatures.get(image, ())) for image in self.scenes},
+            "seed": self.seed,
+            "generator_version": self.generator_version,
+            "split": self.split,
+        }
 
 
 @dataclass(frozen=True)

@@ -85,5 +85,5 @@ def test_the_sdk_retry_delay_honours_the_server_hint_within_its_cap() -> None:
     assert policy.wait(1, 0.5) == policy.delay(1, 0.5)  # no hint: own backoff
     assert policy.wait(1, 0.0, hint=1.0) == pytest.approx(0.5)  # at least half the hint
     assert policy.wait(1, 1.0, hint=1.0) == pytest.approx(1.0)
-    assert policy.wait(1, 1.0, hint=60.0) == pytest.approx(2.0)  # capped by max_backoff
+    assert policy.wait(1, 1.0, hint=60.0) == pytest.approx(10.0)  # capped by max_hint
     assert policy.wait(5, 1.0, hint=0.01) == pytest.approx(policy.delay(5, 1.0))
