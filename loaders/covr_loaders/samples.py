@@ -8,6 +8,7 @@ objects with several names. The quick-start command loads them with :func:`load_
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from covr.graph.store import GraphStore
@@ -33,6 +34,14 @@ def sample_jobs(settings: Settings) -> list[LoadJob]:
         ),
         vg_job([SAMPLES / "vg" / "scene_graphs.json"], "train", settings),
     ]
+
+
+def sample_val_images() -> list[str]:
+    """Ids of the samples' val images (the GQA sample file's keys, as the loader names them),
+    sorted: the quick start generates questions for exactly these, whatever else the store
+    holds."""
+    with (SAMPLES / "gqa" / "val_sceneGraphs.json").open(encoding="utf-8") as handle:
+        return sorted(f"gqa:{key}" for key in json.load(handle))
 
 
 def load_bundled_samples(

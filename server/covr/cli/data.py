@@ -107,7 +107,8 @@ def _run(
         fail("no valid image could be read from the input", EXIT_BAD_INPUT)
 
 
-def _print_summary(summary: LoadSummary) -> None:
+def _print_summary(summary: LoadSummary, *, err: bool = False) -> None:
+    """The load's summary lines (on stderr with ``err``: a command whose stdout is JSON)."""
     from covr_loaders.writer import problem_lines
 
     verb = "checked (dry run)" if summary.dry_run else "loaded"
@@ -115,13 +116,15 @@ def _print_summary(summary: LoadSummary) -> None:
         f"{summary.source} {summary.split}: {verb} {summary.images:,} images, "
         f"{summary.objects:,} objects, {summary.attributes:,} attributes, "
         f"{summary.relations:,} relations, {summary.relmods:,} rel-mods "
-        f"in {summary.seconds:.1f} s ({summary.images_per_s:,.0f} images/s)"
+        f"in {summary.seconds:.1f} s ({summary.images_per_s:,.0f} images/s)",
+        err=err,
     )
     if not summary.dry_run:
         typer.echo(
             f"  written: {summary.images_written:,} images in {summary.batches_written} batches"
             f" ({summary.nodes_created:,} nodes, {summary.relationships_created:,} "
-            f"relationships); already there after a resume: {summary.batches_resumed} batches"
+            f"relationships); already there after a resume: {summary.batches_resumed} batches",
+            err=err,
         )
     if summary.skipped:
         typer.echo(f"  skipped {summary.skipped:,} record(s):", err=True)
@@ -243,15 +246,32 @@ def load_samples(
 
 
 def load_samples_if_empty(store: GraphStore) -> None:
-    """Load the bundled sample data when the store holds no image yet (``covr quickstart``)."""
+    """Load the bundled sample data when the store holds no image yet (``covr serve``);
+    messages on stderr, so stdout stays the command's own output."""
     from covr.graph import catalog
     from covr_loaders.samples import load_bundled_samples
 
     if store.read(catalog.get("load/any_image")):
-        typer.echo("store already holds images; samples not loaded again")
+        typer.echo("store already holds images; samples not loaded again", err=True)
         return
     for summary in load_bundled_samples(store, load_settings()).values():
-        _print_summary(summary)
+        _print_summary(summary, err=True)
+
+
+def load_samples_unless_present(store: GraphStore) -> list[str]:
+    """Load the bundled sample data unless the store already holds the samples' val images
+    (``covr quickstart``); return those images' ids. Other data in the store is left alone
+    (and not asked about). Messages go to stderr: the quick start's stdout is its JSON."""
+    from covr_loaders.readback import get_scene_graphs
+    from covr_loaders.samples import load_bundled_samples, sample_val_images
+
+    ids = sample_val_images()
+    if len(get_scene_graphs(store, ids)) == len(ids):
+        typer.echo("the store already holds the samples; not loaded again", err=True)
+        return ids
+    for summary in load_bundled_samples(store, load_settings()).values():
+        _print_summary(summary, err=True)
+    return ids
 
 
 def render_text(graph: SceneGraph) -> str:

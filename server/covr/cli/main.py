@@ -101,9 +101,10 @@ def quickstart(
     ),
 ) -> None:
     """The main job on the configured store (the embedded FalkorDB by default, the managed Neo4j
-    with --backend neo4j): start the store, apply the schema, load the bundled
-    samples (once), generate questions for the samples' val images through the graph lookup and
-    the classifiers, and print what is stored and what was generated (JSON)."""
+    with --backend neo4j): start the store, apply the schema, load the bundled samples (unless
+    it holds them), generate questions for the samples' val images only (whatever else the
+    store holds) through the graph lookup and the classifiers, and print what is stored and what
+    was generated. Stdout is that JSON and nothing else; messages go to stderr."""
     from covr.graph.report import store_stats
 
     settings = load_settings()
@@ -114,10 +115,10 @@ def quickstart(
         typer.echo(f"store: {store.backend} at {getattr(store, 'location', '?')}", err=True)
         store.apply_schema()
         typer.echo("schema applied; indexes online", err=True)
-        data.load_samples_if_empty(store)
+        samples = data.load_samples_unless_present(store)
         stats = store_stats(store)
         typer.echo("generating questions for the val images of the samples ...", err=True)
-        questions = questions_cli.sample_questions(store, "val", target)
+        questions = questions_cli.sample_questions(store, "val", target, images=samples)
     print_json({"store": stats, "questions": questions})
 
 

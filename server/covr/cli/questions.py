@@ -4,7 +4,7 @@ batch commands (docs/questions.md)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +218,11 @@ def _generate_from_store(
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
 
 
-def sample_questions(store: Any, split: str, out: Path, *, shown: int = 3) -> dict[str, Any]:
-    """Questions for every stored image of ``split`` through the Cypher lookup with the
+def sample_questions(
+    store: Any, split: str, out: Path, *, shown: int = 3, images: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Questions for every stored image of ``split`` (or only ``images``: the quick start's
+    samples, so other data in the store changes nothing) through the Cypher lookup with the
     configured classifiers (the quick start's last step); a summary with a few examples.
 
     Falls back to the reviewed word lists (and says so) when the exclusivity model cannot load.
@@ -232,7 +235,10 @@ def sample_questions(store: Any, split: str, out: Path, *, shown: int = 3) -> di
     from covr.related.store_provider import StoreRelated
 
     settings = load_settings()
-    ids = [s.image_id for s in _read_store_scenes(store, split)]
+    if images is None:
+        ids = [s.image_id for s in _read_store_scenes(store, split)]
+    else:
+        ids = sorted(images)
     options = GenerationOptions.from_settings(settings, split=split, seed=0, templates=())
     exclusivity = settings.related_exclusivity
     try:

@@ -276,7 +276,7 @@ def test_quickstart_loads_samples_and_generates_questions(data_dir: Path) -> Non
     out = data_dir / "questions.jsonl"
     done = covr("quickstart", "--out", str(out), data_dir=data_dir)
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout[done.stdout.index("\n{") + 1 :])
+    report = json.loads(done.stdout)  # stdout is the JSON only: `> q.json` works
     assert report["store"]["totals"]["images"] == 24
     questions = report["questions"]
     assert questions["exclusivity"] == "model"
@@ -289,7 +289,23 @@ def test_quickstart_loads_samples_and_generates_questions(data_dir: Path) -> Non
     # a second run finds the samples loaded and writes the same questions
     again = covr("quickstart", "--out", str(out), data_dir=data_dir)
     assert again.returncode == 0, again.stderr
+    assert "not loaded again" in again.stderr
     assert out.read_text(encoding="utf-8").splitlines() == lines
+    # with other val data in the store, the questions are still about the samples' images
+    # only (related images may come from anywhere in the store)
+    extra = data_dir / "extra.json"
+    made = covr("synth", "--images", "3", "--seed", "7", "--format", "gqa", "--split", "val",
+                "--out", str(extra), data_dir=data_dir)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    loaded = covr("load", "gqa", str(extra), "--split", "val", data_dir=data_dir)
+    assert loaded.returncode == 0, loaded.stderr
+    third = covr("quickstart", "--out", str(out), data_dir=data_dir)
+    assert third.returncode == 0, third.stderr
+    rerun = json.loads(third.stdout)
+    assert rerun["store"]["totals"]["images"] == 27
+    assert rerun["questions"]["source_images"] == 8
+    sources = {json.loads(line)["source_image"] for line in out.read_text("utf-8").splitlines()}
+    assert sources <= {json.loads(line)["source_image"] for line in lines}
 
 
 def test_quickstart_refuses_an_unwritable_output(data_dir: Path) -> None:
