@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from covr.scene.model import Box, Object, Relation, SceneGraph
-from covr_loaders.errors import Problem, RecordError
+from covr_loaders.errors import REST_OF_FILE, Problem, RecordError
 from covr_loaders.fields import (
     as_id,
     as_list,
@@ -140,9 +140,11 @@ def read(
 ) -> Iterator[SceneGraph | Problem]:
     """Stream one GQA scene-graph file: a scene graph per valid record, a problem per bad one."""
     for entry in iter_entries(path, "object", counter):
-        if isinstance(entry, Problem):
+        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
             yield entry
-            return
+            if entry.record == REST_OF_FILE:
+                return
+            continue
         key, value, offset = entry
         try:
             yield convert(key, value, split, options)

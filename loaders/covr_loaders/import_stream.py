@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from covr.errors import CovrError
 from covr.graph import name_stats
 from covr.graph.store import GraphStore
+from covr.scene.limits import SceneLimits
 from covr.scene.model import SceneGraph
 from covr_loaders.writer import Batch, write_batch
 
@@ -62,6 +63,8 @@ class ImportLimits:
     batch_size: int
     strict_cap: int
     max_problems: int
+    scene: SceneLimits = field(default_factory=SceneLimits)
+    """What one scene graph may hold: the loaders' limits (``COVR_LIMIT_*``)."""
 
 
 class ImportTooLarge(CovrError):
@@ -101,6 +104,10 @@ class _Importer:
         """``item`` when it is a new valid scene graph, else ``None`` (its problem recorded)."""
         if isinstance(item, Rejected):
             self.problem(index, "", item.field, item.message)
+            return None
+        over = self.limits.scene.violation(item)
+        if over is not None:
+            self.problem(index, item.image_id[:80], f"scene_graphs[{index}].{over[0]}", over[1])
             return None
         first = self.seen.get(item.image_id)
         if first is not None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from covr.scene.model import Object, Relation, RelMod, SceneGraph, SceneGraphError, validate
-from covr_loaders.errors import InputFileError, Problem, RecordError
+from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem, RecordError
 from covr_loaders.fields import as_list, as_mapping, as_name, required
 from covr_loaders.jsonio import ByteCounter, check_file, iter_entries
 
@@ -61,7 +61,8 @@ def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSl
 
     Slots are the upper-case words (``AGENT``) or, when ``roles`` is given, the words naming one
     of them in any case. A connector is the lower-case words between the previous slot and this
-    one, articles dropped; the second slot's words are the verb itself and stay unused.
+    one, articles dropped; the second slot's words are the verb itself and stay unused. A role
+    named twice keeps its first place.
     """
     known = {r.lower() for r in roles or []}
     slots: list[RoleSlot] = []
@@ -69,7 +70,11 @@ def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSl
     for raw in sentence.split():
         token = raw.strip(".,;:!?")
         is_slot = bool(_SLOT.match(token)) and (not known or token.lower() in known)
-        if is_slot:
+        if is_slot and any(s.role == token.lower() for s in slots):
+            # a description that names a role twice ("AGENT calms VICTIM ... AGENT"): the
+            # first mention places the role; a second slot would be a duplicate object id
+            words = []
+        elif is_slot:
             connector = " ".join(w for w in words if w not in _ARTICLES)
             slots.append(RoleSlot(token.lower(), connector if slots else ""))
             words = []
@@ -246,9 +251,11 @@ def read(
 ) -> Iterator[SceneGraph | Problem]:
     """Stream one imSitu file: a scene graph per valid record, a problem per bad one."""
     for entry in iter_entries(path, "object", counter):
-        if isinstance(entry, Problem):
+        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
             yield entry
-            return
+            if entry.record == REST_OF_FILE:
+                return
+            continue
         key, value, offset = entry
         try:
             yield convert(key, value, split, space, options)

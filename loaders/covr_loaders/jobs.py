@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
+from covr.scene.limits import SceneLimits
 from covr.settings import Settings
 from covr_loaders import gqa, imsitu, vg
 from covr_loaders.errors import InputFileError
@@ -13,6 +15,14 @@ from covr_loaders.writer import LoadInput, LoadJob
 
 BUNDLED_TEMPLATES = Path(__file__).parent / "samples" / "imsitu" / "generation_templates.tab"
 """The project's own imSitu verb templates, used when none are given."""
+
+
+def _guards(settings: Settings) -> dict[str, Any]:
+    """The limits every job applies to what it reads (``COVR_LIMIT_*``, record size)."""
+    return {
+        "limits": SceneLimits.from_settings(settings),
+        "max_record_bytes": settings.load_max_record_bytes,
+    }
 
 
 def gqa_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
@@ -28,7 +38,9 @@ def gqa_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
         )
         for p in paths
     ]
-    return LoadJob("gqa", split, inputs, {"keep_left_right": options.keep_left_right})
+    return LoadJob(
+        "gqa", split, inputs, {"keep_left_right": options.keep_left_right}, **_guards(settings)
+    )
 
 
 def imsitu_job(
@@ -73,12 +85,12 @@ def imsitu_job(
             "frame": options.frame_choice,
             "vocabulary": [str(q.resolve()) for q in extra],
         },
+        **_guards(settings),
     )
 
 
 def vg_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
     """``scene_graphs.json`` files, or ``objects.json`` with its ``attributes``/``relationships``."""
-    del settings  # no VG-specific settings yet; kept for a uniform signature
     split_files = {p.name: p for p in paths if p.name in vg.SPLIT_FILES}
     inputs: list[LoadInput] = []
     if split_files:
@@ -106,4 +118,4 @@ def vg_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
                 str(path), [path], partial(lambda c, p: vg.read(p, split=split, counter=c), p=path)
             )
         )
-    return LoadJob("vg", split, inputs)
+    return LoadJob("vg", split, inputs, **_guards(settings))

@@ -1,11 +1,10 @@
 """Streaming JSON input: one record at a time, with byte offsets, so memory stays flat.
 
 GQA's scene-graph files are hundreds of MB; reading them with ``json.load`` would hold the whole
-file (several times over as Python objects). ``ijson`` (C backend) yields one top-level entry at a
-time. This module adds what the loaders need around it: up-front checks that a path is a
-readable, non-empty JSON file of the expected top-level shape, a byte counter for progress bars,
-and a :class:`Problem` instead of an exception when the file breaks off in the middle
-(truncation, invalid UTF-8), so the records before the break are kept.
+file (several times over as Python objects). :mod:`covr_loaders.json_entries` yields one
+top-level entry at a time with memory bounded per record. This module adds what the loaders
+need around it: up-front checks that a path is a readable, non-empty JSON file of the expected
+top-level shape, and a byte counter for progress bars.
 """
 
 from __future__ import annotations
@@ -15,19 +14,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-import ijson  # type: ignore[import-untyped]
+from covr_loaders.errors import InputFileError, Problem
+from covr_loaders.json_entries import EntryReader, entries
 
-from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem
+DEFAULT_MAX_RECORD_BYTES = 64 << 20
+"""Largest record text read whole (64 MiB; the biggest Visual Genome image is far below)."""
 
 Shape = Literal["object", "array"]
 _OPENERS: dict[Shape, bytes] = {"object": b"{", "array": b"["}
 
 
 class ByteCounter:
-    """Bytes read so far across the files of one load (read by the progress bar)."""
+    """What the readers of one load share: bytes read so far across its files (read by the
+    progress bar) and the largest record text read whole (``COVR_LOAD_MAX_RECORD_BYTES``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.bytes = 0
+        self.max_record_bytes = max_record_bytes
 
 
 class _CountingReader(io.RawIOBase):
@@ -75,40 +78,21 @@ def check_file(path: Path, shape: Shape) -> int:
     return size
 
 
-def _problem_from(exc: Exception, name: str, position: int) -> Problem:
-    text = str(exc.args[0] if exc.args else exc)
-    if isinstance(exc.args[0] if exc.args else None, bytes):
-        text = exc.args[0].decode("utf-8", "replace")
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    if "premature EOF" in first:
-        message = "truncated JSON: the file ends in the middle of a record"
-    elif "UTF8" in first or "UTF-8" in first:
-        message = f"invalid UTF-8 bytes: {first}"
-    else:
-        message = f"invalid JSON: {first}"
-    return Problem(file=name, record=REST_OF_FILE, field="", message=message, offset=position)
-
-
 def iter_entries(
-    path: Path, shape: Shape, counter: ByteCounter
+    path: Path,
+    shape: Shape,
+    counter: ByteCounter,
 ) -> Iterator[tuple[str, Any, int] | Problem]:
-    """Yield ``(key, value, offset)`` per top-level entry, then a :class:`Problem` if it breaks.
+    """Yield ``(key, value, offset)`` per top-level entry, a :class:`Problem` per bad record
+    (repeated key, too deep, over ``counter.max_record_bytes``), and a final ``REST_OF_FILE`` problem if
+    the file breaks off.
 
     ``key`` is the object key (``shape="object"``) or the array index as text. ``offset`` is
-    the number of bytes read when the entry was complete (ijson reads in 64 KiB chunks, so it
-    locates the record within one chunk). Numbers come back as ``int`` or ``float``.
+    the number of bytes read when the entry was complete (reads are 1 MiB, so it locates the
+    record within one read). Numbers come back as ``int`` or ``float``.
     """
     check_file(path, shape)
-    name = str(path)
     with path.open("rb") as raw:
-        reader = _CountingReader(raw, counter)
-        entries: Iterator[Any]
-        if shape == "object":
-            entries = ijson.kvitems(reader, "", use_float=True)
-        else:
-            entries = enumerate(ijson.items(reader, "item", use_float=True))
-        try:
-            for key, value in entries:
-                yield str(key), value, reader.position
-        except (ijson.JSONError, UnicodeDecodeError) as exc:
-            yield _problem_from(exc, name, reader.position)
+        counting = _CountingReader(raw, counter)
+        reader = EntryReader(counting, str(path), counter.max_record_bytes)  # type: ignore[arg-type]
+        yield from entries(reader, _OPENERS[shape].decode(), lambda: counting.position)

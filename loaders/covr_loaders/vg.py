@@ -161,9 +161,11 @@ def _record_name(value: Any, index: str) -> str:
 def read(path: Path, *, split: str, counter: ByteCounter) -> Iterator[SceneGraph | Problem]:
     """Stream a ``scene_graphs.json`` file."""
     for entry in iter_entries(path, "array", counter):
-        if isinstance(entry, Problem):
+        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
             yield entry
-            return
+            if entry.record == REST_OF_FILE:
+                return
+            continue
         index, value, offset = entry
         try:
             yield convert(value, split)

@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any
 from covr.graph import catalog, name_stats
 from covr.graph.params import Rendered, prerender
 from covr.graph.store import GraphStore
+from covr.scene.limits import SceneLimits
 from covr.scene.model import SceneGraph
 from covr.scene.records import KEY_SEP, RELATION_SEP, to_store_row
 from covr.settings import Backend
 from covr_loaders.checkpoint import Checkpoint, fingerprint
 from covr_loaders.errors import LoadFailed, Problem, reasons
-from covr_loaders.jsonio import ByteCounter
+from covr_loaders.jsonio import DEFAULT_MAX_RECORD_BYTES, ByteCounter
 from covr_loaders.progress import NullReporter, Reporter
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ class LoadJob:
     split: str
     inputs: list[LoadInput]
     options: dict[str, Any] = field(default_factory=dict)
+    limits: SceneLimits = field(default_factory=SceneLimits)
+    """What a stored scene graph may hold; a record over a limit is a problem, not a write."""
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 
 
 @dataclass
@@ -142,7 +146,7 @@ class _Reader:
         self.job = job
         self.summary = summary
         self.limit = limit
-        self.counter = ByteCounter()
+        self.counter = ByteCounter(job.max_record_bytes)
 
     def records(self) -> Iterator[SceneGraph]:
         seen: dict[str, int] = {}
@@ -150,6 +154,10 @@ class _Reader:
             for record in item.records(self.counter):
                 if isinstance(record, Problem):
                     self.summary.add_problem(record)
+                    continue
+                over = self.job.limits.violation(record)
+                if over is not None:
+                    self.summary.add_problem(Problem(item.label, record.original_id[:80], *over))
                     continue
                 first = seen.get(record.image_id)
                 if first is not None:

@@ -188,6 +188,14 @@ class Settings(BaseSettings):
         description="Load statements in flight at once. Unset on Neo4j: 2 (each transaction "
         "runs on one core of the server); FalkorDB applies writes one at a time, so 1.",
     )
+    load_max_record_bytes: int = Field(
+        default=64 << 20,
+        ge=1024,
+        le=1 << 30,
+        description="Largest dataset-file record (one image) read whole; a bigger one is "
+        "skipped as a problem, so a hostile file cannot exhaust memory.",
+    )
+
     load_gqa_left_right: bool = Field(
         default=True,
         description="Store GQA's 'to the left of' / 'to the right of' relations (subgraph "
@@ -208,6 +216,30 @@ class Settings(BaseSettings):
         description="imSitu verb sentence templates (verb<TAB>sentence); empty → the bundled file.",
     )
 
+    # --- limits of a stored scene graph (loaders and ImportSceneGraphs; covr.scene.limits) ---
+    limit_id_chars: int = Field(
+        default=256,
+        ge=16,
+        le=1024,
+        description="Longest image, object, relation or rel-mod id (ids become unique keys; "
+        "FalkorDB crashes on a unique value of ~5,000 bytes).",
+    )
+    limit_name_chars: int = Field(
+        default=256, ge=16, le=4096, description="Longest name, attribute or relation name."
+    )
+    limit_objects: int = Field(
+        default=10_000, ge=1, le=1_000_000, description="Most objects in one scene graph."
+    )
+    limit_attributes: int = Field(
+        default=256, ge=1, le=100_000, description="Most attributes of one object."
+    )
+    limit_relations: int = Field(
+        default=50_000, ge=1, le=5_000_000, description="Most relations in one scene graph."
+    )
+    limit_relmods: int = Field(
+        default=64, ge=1, le=10_000, description="Most rel-mods (imSitu roles) of one relation."
+    )
+
     # --- models (exclusivity and presence classifiers, ONNX) ---
     models_dir: Path | None = Field(
         default=None,
@@ -226,6 +258,13 @@ class Settings(BaseSettings):
         ge=1000,
         description="Exclusivity scores kept per process (~200 bytes each); the oldest are "
         "dropped beyond this, so a long-running service's memory stays bounded.",
+    )
+    model_cache_terms: int = Field(
+        default=200_000,
+        ge=1,
+        le=10_000_000,
+        description="Checked normal forms of terms kept per process (LRU): serving sees the same "
+        "dataset names over and over.",
     )
 
     # --- gRPC service (covr serve; docs/service.md) ---
@@ -292,6 +331,12 @@ class Settings(BaseSettings):
     )
     service_max_subgraphs: int = Field(
         default=200, ge=1, le=100_000, description="Default and cap of subgraphs per image."
+    )
+    service_max_evaluate_examples: int = Field(
+        default=500_000,
+        ge=1,
+        le=10_000_000,
+        description="Examples of one kind (gold, train, iid) an Evaluate request may send.",
     )
     service_log_requests: bool = Field(
         default=True, description="Log one line per RPC (method, code, duration, peer)."
@@ -399,6 +444,13 @@ class Settings(BaseSettings):
         ge=1,
         description="Substituted subgraphs (a query with one edit applied) a lookup keeps; past "
         "it the table starts over.",
+    )
+    related_cache_names: int = Field(
+        default=200_000,
+        ge=1,
+        le=10_000_000,
+        description="Names (and name-form sets) whose synonyms and ancestors the word-list "
+        "exclusivity keeps; beyond it, it recomputes them.",
     )
     related_cache_postings: int = Field(
         default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."

@@ -28,15 +28,22 @@ _EXTRA_KEY = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _SOURCE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
+def _number_key(digits: str) -> tuple[int, int, str]:
+    """Digits ordered by value without ``int()``: Python refuses to convert more than 4,300
+    digits, and an all-digit id that long made loads crash with a traceback (issue 21)."""
+    significant = digits.lstrip("0") or "0"
+    return (1, len(significant), significant)
+
+
 def natural_key(value: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key that orders ``"2" < "10"`` and mixes digits and text without type errors."""
     if value.isdecimal():
-        return ((1, int(value), ""),)
+        return (_number_key(value),)
     head, dot, tail = value.partition(".")
     if dot and head.isdecimal() and tail.isdecimal():  # GQA relation ids "<object>.<index>"
-        return ((1, int(head), ""), (0, 0, "."), (1, int(tail), ""))
+        return (_number_key(head), (0, 0, "."), _number_key(tail))
     parts = re.split(r"(\d+)", value)
-    return tuple((1, int(p), "") if p.isdecimal() else (0, 0, p) for p in parts if p)
+    return tuple(_number_key(p) if p.isdecimal() else (0, 0, p) for p in parts if p)
 
 
 def image_key(source: str, original_id: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from covr.scene.limits import SceneLimits
 from covr.scene.model import SceneGraph
 from covr.service import convert
 from covr.service.errors import FieldViolation, InvalidArgument
@@ -27,6 +28,7 @@ def limits(settings: Settings) -> ImportLimits:
         batch_size=settings.load_batch_images,
         strict_cap=20 * settings.load_batch_images,
         max_problems=MAX_IMPORT_PROBLEMS,
+        scene=SceneLimits.from_settings(settings),
     )
 
 

@@ -1,0 +1,98 @@
+"""How big a scene graph may be before it reaches the store: one check for every door.
+
+The loaders, the ImportSceneGraphs RPC and any other writer call :meth:`SceneLimits.violation`
+on each converted scene graph, so a file and a request meet the same rules (issue 21). Why
+each limit exists:
+
+- ids become unique-constrained keys (``source:image:r:relation:relmod``); FalkorDB 4.16.3
+  crashes (SIGSEGV in ``EnforceUniqueEntity``) on a unique value of roughly 5,000 bytes (an
+  Image.id of 4,995 ASCII bytes is stored, 5,003 crashes the server). With every id at most 256
+  characters a key stays below 3,300 bytes even in 4-byte UTF-8;
+- names, attributes and relation names are indexed and repeated in every question text;
+- the counts bound one record's memory and the size of one write statement;
+- a lone surrogate (``"\\ud800"`` in JSON) cannot be stored as UTF-8: the store would keep a
+  ``?`` instead, silently changing the name.
+
+The values come from the settings (``COVR_LIMIT_*``); the defaults are far above anything in
+GQA, Visual Genome or imSitu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from covr.scene.model import SceneGraph
+
+
+@dataclass(frozen=True)
+class SceneLimits:
+    """The largest ids, names and counts a stored scene graph may have."""
+
+    id_chars: int = 256
+    name_chars: int = 256
+    objects: int = 10_000
+    attributes: int = 256
+    relations: int = 50_000
+    relmods: int = 64
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SceneLimits:
+        """The limits of the one settings object (``COVR_LIMIT_*``)."""
+        return cls(
+            id_chars=settings.limit_id_chars,
+            name_chars=settings.limit_name_chars,
+            objects=settings.limit_objects,
+            attributes=settings.limit_attributes,
+            relations=settings.limit_relations,
+            relmods=settings.limit_relmods,
+        )
+
+    def violation(self, graph: SceneGraph) -> tuple[str, str] | None:
+        """``(field, message)`` of the first rule ``graph`` breaks, else ``None``."""
+        return next(iter(self._violations(graph)), None)
+
+    def _violations(self, graph: SceneGraph) -> Iterator[tuple[str, str]]:
+        yield from self._text("original_id", graph.original_id, self.id_chars)
+        yield from self._count("objects", len(graph.objects), self.objects)
+        yield from self._count("relations", len(graph.relations), self.relations)
+        for obj in graph.objects:
+            where = f"objects[{obj.id[:40]!r}]"
+            yield from self._text(f"{where}.id", obj.id, self.id_chars)
+            yield from self._text(f"{where}.name", obj.name, self.name_chars)
+            yield from self._count(f"{where}.attributes", len(obj.attributes), self.attributes)
+            for part in ("attributes", "names", "synsets"):
+                for i, text in enumerate(getattr(obj, part)):
+                    yield from self._text(f"{where}.{part}[{i}]", text, self.name_chars)
+        for rel in graph.relations:
+            where = f"relations[{rel.id[:40]!r}]"
+            yield from self._text(f"{where}.id", rel.id, self.id_chars)
+            yield from self._text(f"{where}.name", rel.name, self.name_chars)
+            yield from self._count(f"{where}.mods", len(rel.mods), self.relmods)
+            for mod in rel.mods:
+                yield from self._text(f"{where}.mods.id", mod.id, self.id_chars)
+                yield from self._text(f"{where}.mods.name", mod.name, self.name_chars)
+        for key, value in graph.extras.items():
+            if isinstance(value, str):
+                yield from self._text(f"extras.{key}", value, self.name_chars)
+
+    @staticmethod
+    def _text(field: str, value: str, limit: int) -> Iterator[tuple[str, str]]:
+        if len(value) > limit:
+            yield field, f"is {len(value):,} characters long; the limit is {limit:,}"
+        elif not value.isascii() and not _is_utf8(value):
+            yield field, "holds a lone surrogate (\\ud800-\\udfff), which is not valid Unicode"
+
+    @staticmethod
+    def _count(field: str, count: int, limit: int) -> Iterator[tuple[str, str]]:
+        if count > limit:
+            yield field, f"has {count:,} entries; the limit is {limit:,}"
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,32 @@
+"""ImportSceneGraphs applies the loaders' limits (covr.scene.limits, ``COVR_LIMIT_*``): a scene
+graph over one is a problem naming its field, the others in the stream are written."""
+
+from __future__ import annotations
+
+import pytest
+
+from covr_client import Client, NotFoundError, Object, SceneGraph
+from tests.integration.service.test_rpcs import graph
+
+pytestmark = pytest.mark.integration
+
+
+def test_scene_graphs_over_a_limit_are_skipped_naming_the_field(client: Client) -> None:
+    long_name = SceneGraph("svc", "lim2", "val", objects=(Object("1", "n" * 300),))
+    many = SceneGraph(
+        "svc", "lim3", "val", objects=(Object("1", "man", tuple(f"a{i}" for i in range(300))),)
+    )
+    # (a lone surrogate cannot reach the server: protobuf refuses to serialize one)
+    result = client.import_scene_graphs([graph("lim1"), long_name, many])
+    assert (result.written, result.skipped) == (1, 2)
+    problems = {p.field: p.message for p in result.problems}
+    assert problems["scene_graphs[1].objects['1'].name"] == (
+        "is 300 characters long; the limit is 256"
+    )
+    assert problems["scene_graphs[2].objects['1'].attributes"] == (
+        "has 300 entries; the limit is 256"
+    )
+    for skipped in ("svc:lim2", "svc:lim3"):
+        with pytest.raises(NotFoundError):
+            client.get_scene_graph(skipped)
+    assert client.get_scene_graph("svc:lim1").objects
