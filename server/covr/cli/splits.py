@@ -373,8 +373,17 @@ def properties(
 
 
 def easiness(
-    train: Path = typer.Option(..., "--train", help="Training examples JSONL."),
-    test: Path = typer.Option(..., "--test", help="Test examples JSONL."),
+    train: Path | None = typer.Option(None, "--train", help="Training examples JSONL."),
+    test: Path | None = typer.Option(None, "--test", help="Test examples JSONL."),
+    examples: Path | None = typer.Option(
+        None, "--examples", "-e", help="Examples JSONL that a --split folder's id lists name."
+    ),
+    split: Path | None = typer.Option(
+        None,
+        "--split",
+        help="A 'covr split' output folder (or its manifest.json): its train and test lists "
+        "of --examples replace --train and --test.",
+    ),
     n: int = typer.Option(2, help="Local-structure order (2, 3 or 4)."),
     anonymize: bool = typer.Option(False, help="Replace names by a placeholder first."),
     siblings: bool = typer.Option(
@@ -385,17 +394,38 @@ def easiness(
     output: Path | None = typer.Option(None, "--output", help="Per-example scores (JSONL)."),
 ) -> None:
     """Instance easiness: how many of each test program's local structures the training programs
-    already contain."""
+    already contain. Give the training and test examples as two files (--train, --test) or as a
+    split of one file (--examples with --split: what 'covr split' writes)."""
+    from covr.splits.builders import read_manifest
+    from covr.splits.evaluate import split_sets
     from covr.splits.examples import atomic_write_text, read_examples
     from covr.splits.local_structures import EasinessModel, compound_divergence
 
     if n not in (2, 3, 4):
         fail(f"--n must be 2, 3 or 4, got {n}", EXIT_BAD_INPUT)
+    by_files, by_split = (train, test) != (None, None), (examples, split) != (None, None)
+    if by_files == by_split or None in ((train, test) if by_files else (examples, split)):
+        fail("give --train and --test, or --examples and --split", EXIT_BAD_INPUT)
+    for given in (train, test):
+        if given is not None and given.suffix == ".txt":  # a split's id list, not examples
+            fail(
+                f"{given} is a split's id list; give the examples and the split folder: "
+                f"--examples EXAMPLES.jsonl --split {given.parent}",
+                EXIT_BAD_INPUT,
+            )
     with _bad_input():
-        train_data = read_examples(train, require_provenance=False)
-        test_data = read_examples(test, require_provenance=False)
+        if train is not None and test is not None:
+            train_data = read_examples(train, require_provenance=False)
+            test_data = read_examples(test, require_provenance=False)
+        elif examples is not None and split is not None:
+            lists = read_manifest(split)[1]
+            test_data, train_data, _ = split_sets(
+                read_examples(examples, require_provenance=False), lists
+            )
     if not train_data or not test_data:
-        fail("--train and --test must each hold at least one example", EXIT_BAD_INPUT)
+        empty = "training" if not train_data else "test"
+        where = f"the {empty} list of {split} names none of {examples}" if split else ""
+        fail(f"no {empty} examples: {where or f'--{empty} holds none'}", EXIT_BAD_INPUT)
     model = EasinessModel(
         (e["program"] for e in train_data), n=n, anonymize=anonymize, siblings=siblings
     )

@@ -204,6 +204,55 @@ def test_easiness_and_evaluate(files: dict[str, Path], tmp_path: Path) -> None:
     assert report["baselines"]["source"] == "train"
 
 
+def test_every_split_kind_feeds_easiness_and_evaluate(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """What each split command writes (qid lists and a manifest) is read by ``covr easiness``
+    (``--examples`` with ``--split``) and ``covr evaluate`` (``--split``), as the README's flow
+    runs them; the id list given where examples are expected gets a pointer to the right form."""
+    examples = files["examples"]
+    commands = [
+        ["zero-shot", "-p", "HAS-COUNT"],
+        ["few-shot", "-p", "HAS-COUNT", "-m", 5],
+        ["program", "--seeds", "0"],
+        ["lexical", "--pairs", 5, "--min-train", 20, "--min-eval", 5, "--seeds", "0"],
+        ["adversarial", "--max-splits", 1, "--tau", 1.0],
+        ["budget", "-b", 50],
+        ["hop", "--gqa", files["gqa"], "--pair", "wooden,table"],
+    ]
+    checked = []
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps({"qid": json.loads(line)["qid"], "prediction": True}) + "\n"
+            for line in examples.read_text().splitlines()
+        )
+    )
+    for command in commands:
+        made = output(run("split", command[0], "-e", examples, *command[1:], "-o", tmp_path))
+        folder = Path(made["splits"][0]["path"])
+        scores = folder.parent / f"{folder.name}.easiness.jsonl"
+        easiness = run("easiness", "--examples", examples, "--split", folder, "--output", scores)
+        if not (folder / "test.txt").read_text():  # this corpus has no complex-OOD hop example
+            assert easiness.exit_code == 2
+            assert f"the test list of {folder} names none of" in easiness.stderr
+            continue
+        summary = output(easiness)
+        assert summary["test_examples"] == len((folder / "test.txt").read_text().split())
+        report = output(
+            run("evaluate", predictions, "--gold", examples, "--split", folder,
+                "--easiness", scores)
+        )  # fmt: skip
+        assert report["examples"] == summary["test_examples"], command[0]
+        checked.append(command[0])
+    assert len(checked) >= 6
+    wrong = run("easiness", "--train", folder / "train.txt", "--test", folder / "test.txt")
+    assert wrong.exit_code == 2
+    assert f"--split {folder}" in wrong.stderr
+    assert run("easiness", "--examples", examples).exit_code == 2  # --split missing
+    assert run("easiness", "--train", examples, "--split", folder).exit_code == 2  # mixed
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
