@@ -32,12 +32,17 @@ BACKEND_HELP = (
 
 
 def choose_backend(backend: str | None) -> None:
-    """Make a ``--backend`` option win over ``COVR_GRAPH_BACKEND`` for this process."""
-    if backend is None:
-        return
-    if backend not in ("falkordb", "neo4j"):
-        fail(f"--backend: expected falkordb or neo4j, got {backend!r}", EXIT_BAD_INPUT)
-    os.environ["COVR_GRAPH_BACKEND"] = backend
+    """Start a command: read the settings afresh, with ``--backend`` winning over
+    ``COVR_GRAPH_BACKEND``.
+
+    A process may run several commands (tests through ``CliRunner``, notebooks, scripts that
+    call the app): each must see the environment as it is when it starts. Keeping the first
+    command's settings sent a later command's writes to the first one's data directory.
+    """
+    if backend is not None:
+        if backend not in ("falkordb", "neo4j"):
+            fail(f"--backend: expected falkordb or neo4j, got {backend!r}", EXIT_BAD_INPUT)
+        os.environ["COVR_GRAPH_BACKEND"] = backend
     if "covr.settings" in sys.modules:  # nothing to forget when settings were never read
         sys.modules["covr.settings"].get_settings.cache_clear()
 
