@@ -85,9 +85,16 @@ def pools(examples: Sequence[Example]) -> tuple[list[Example], list[Example]]:
                     f"{source_split(e)!r}): splits need disjoint images"
                 )
     if not train:
-        raise SplitError("no training examples (provenance.split == 'train')")
+        raise SplitError(
+            "no training examples: no example's split is 'train' (the split of its images, "
+            "which covr generate --split writes); generate some with --split train and put "
+            "them in the same file"
+        )
     if not evaluation:
-        raise SplitError("no evaluation examples (provenance.split other than 'train')")
+        raise SplitError(
+            "no evaluation examples: every example's split is 'train'; generate some with "
+            "--split val and put them in the same file"
+        )
     return train, evaluation
 
 

@@ -253,6 +253,23 @@ def test_every_split_kind_feeds_easiness_and_evaluate(
     assert run("easiness", "--train", examples, "--split", folder).exit_code == 2  # mixed
 
 
+def test_a_file_without_training_examples_says_how_to_get_them(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    val_only = tmp_path / "val.jsonl"
+    val_only.write_text(
+        "".join(
+            line + "\n"
+            for line in files["examples"].read_text().splitlines()
+            if json.loads(line)["split"] != "train"
+        )
+    )
+    done = run("split", "program", "-e", val_only, "--seeds", "0", "-o", tmp_path / "s")
+    assert done.exit_code == 2
+    assert "no example's split is 'train'" in done.stderr
+    assert "--split train" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
