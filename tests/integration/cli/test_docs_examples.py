@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,22 +114,43 @@ def test_documented_commands_run(doc: Path, tmp_path: Path) -> None:
     data.mkdir()
     (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
     env = _environment(data)
+    deadline = time.monotonic() + FILE_TIMEOUT_S
     try:
         for block in runnable:
-            done = subprocess.run(
-                ["bash", "-euo", "pipefail", "-c", block.script],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=FILE_TIMEOUT_S,
-            )
-            assert done.returncode == 0, (
-                f"{doc.name}:{block.line}: exit {done.returncode}\n{block.script}\n"
-                f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+            code, out, err = _run_block(block.script, work, env, deadline - time.monotonic())
+            assert code == 0, (
+                f"{doc.name}:{block.line}: exit {code}\n{block.script}\n"
+                f"--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}"
             )
     finally:  # a block that started the shared store server and failed before stopping it
-        subprocess.run(["covr", "db", "stop"], cwd=work, env=env, capture_output=True, timeout=120)
+        covr = str(Path(sys.executable).parent / "covr")
+        subprocess.run([covr, "db", "stop"], cwd=work, env=env, capture_output=True, timeout=120)
+
+
+def _run_block(script: str, cwd: Path, env: dict[str, str], seconds: float) -> tuple[int, str, str]:
+    """Run one block with ``bash -euo pipefail`` in its own process group, so a block that
+    runs past what is left of the file's budget is stopped with everything it started
+    (generation workers too)."""
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=max(1.0, seconds))
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        return -1, out, f"{err}\n(stopped: the file's {FILE_TIMEOUT_S:.0f} s were used up)"
+    finally:
+        if process.poll() is None:  # the test itself was interrupted
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return process.returncode, out, err
 
 
 def test_blocks_and_markers_are_read_as_documented() -> None:
