@@ -17,7 +17,9 @@ NEO4J_STAMP := server/neo4j-launcher/target/.built
 RUN_DEPS := $(RUN_STAMP) $(if $(filter neo4j,$(COVR_GRAPH_BACKEND)),$(NEO4J_STAMP))
 PYTEST_ARGS ?=
 # `make test` runs the suite in this many worker processes (pytest-xdist; a test file stays in one
-# worker, so module fixtures start once). 1 runs it in this process.
+# worker, so module fixtures start once). 1 runs it in this process. Files are handed out in
+# collection order, where tests/conftest.py puts the slowest first (xdist's default order, most
+# tests first, started two-minute files last and left one worker finishing alone).
 TEST_WORKERS ?= 2
 
 .PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
@@ -55,7 +57,7 @@ run: $(RUN_DEPS) ## the main job on the embedded default: start store, schema, s
 	$(BIN)/covr quickstart
 
 test: setup lint typecheck ## everything CI checks: ruff, mypy, unit, integration and e2e on FalkorDB and the managed Neo4j
-	$(BIN)/pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) --durations=25 $(PYTEST_ARGS)
+	$(BIN)/pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=25 $(PYTEST_ARGS)
 
 lint: setup ## ruff check and format check
 	$(BIN)/ruff check .
