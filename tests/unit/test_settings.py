@@ -99,3 +99,27 @@ def test_neo4j_loads_in_smaller_batches_unless_told() -> None:
     assert external.load_batch_images == NEO4J_LOAD_BATCH_IMAGES
     chosen = Settings(_env_file=None, graph_backend="neo4j", load_batch_images=40)  # type: ignore[call-arg]
     assert chosen.load_batch_images == 40
+
+
+CAPS = ("related_cache_names", "model_cache_terms", "service_max_evaluate_examples")
+"""Memo and request caps that used to be constants in their modules (issue 19)."""
+
+
+@pytest.mark.parametrize("field", CAPS)
+def test_caps_are_read_from_the_environment(field: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(f"COVR_{field.upper()}", "1234")
+    assert getattr(make(), field) == 1234
+
+
+@pytest.mark.parametrize("field", CAPS)
+@pytest.mark.parametrize("value", [0, -1, 10_000_001])
+def test_caps_outside_their_range_are_refused(field: str, value: int) -> None:
+    with pytest.raises(ValidationError, match=field):
+        make(**{field: value})
+
+
+def test_caps_keep_their_former_values_by_default() -> None:
+    settings = make()
+    assert settings.related_cache_names == 200_000
+    assert settings.model_cache_terms == 200_000
+    assert settings.service_max_evaluate_examples == 500_000

@@ -12,6 +12,7 @@ import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
 from covr.questions.errors import QuestionError
+from covr.questions.example import Example
 from covr.scene.model import SceneGraph
 
 
@@ -153,12 +154,12 @@ def _write_generated(
     """Generate for ``ids`` with a progress bar, write the JSONL and print a summary (stderr)."""
     from covr.cli.progress import progress_bar
     from covr.questions.export import write_jsonl
-    from covr.questions.generate import generate as run
+    from covr.questions.generate import iter_examples as run
 
     per_template: dict[str, int] = {}
     answers: dict[str, set[str]] = {}
 
-    def counted(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def counted(items: Iterator[Example]) -> Iterator[Example]:
         for ex in items:
             per_template[ex["template"]] = per_template.get(ex["template"], 0) + 1
             answers.setdefault(ex["utterance"], set()).add(repr(ex["answer"]))
@@ -196,7 +197,7 @@ def _generate_from_store(
     from covr.cli.common import store_session
     from covr.questions.export import write_jsonl
     from covr.questions.generate import check_images
-    from covr.questions.generate import generate as run
+    from covr.questions.generate import iter_examples as run
     from covr.related.filters import build_lookup
     from covr.related.store_provider import StoreRelated
 
@@ -230,7 +231,7 @@ def sample_questions(
     from covr.models import ModelResourceError
     from covr.questions.export import write_jsonl
     from covr.questions.generate import GenerationOptions
-    from covr.questions.generate import generate as run
+    from covr.questions.generate import iter_examples as run
     from covr.related.filters import build_lookup
     from covr.related.store_provider import StoreRelated
 
@@ -246,10 +247,10 @@ def sample_questions(
     except ModelResourceError as exc:
         typer.echo(f"exclusivity model unavailable ({exc}); using the word lists", err=True)
         lookup, exclusivity = build_lookup(store, settings, model=False), "resource"
-    examples: list[dict[str, Any]] = []
+    examples: list[Example] = []
     per_template: dict[str, int] = {}
 
-    def kept(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def kept(items: Iterator[Example]) -> Iterator[Example]:
         for ex in items:
             per_template[ex["template"]] = per_template.get(ex["template"], 0) + 1
             if len(examples) < shown and ex["template"] not in {e["template"] for e in examples}:

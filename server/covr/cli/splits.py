@@ -21,7 +21,7 @@ from covr.cli.common import EXIT_BAD_INPUT, fail, print_json
 if TYPE_CHECKING:  # the split builders are imported by the commands that run (fast --help)
     from covr.scene.model import SceneGraph
     from covr.splits.builders import Split
-    from covr.splits.examples import Example
+    from covr.splits.examples import ExampleRecord
 
 app = typer.Typer(
     help="Compositional splits of example files (zero-shot, few-shot, program, lexical, "
@@ -52,7 +52,7 @@ def _bad_input() -> Iterator[None]:
         fail(str(exc), EXIT_BAD_INPUT)
 
 
-def _load(path: Path) -> list[Example]:
+def _load(path: Path) -> list[ExampleRecord]:
     from covr.splits.examples import read_examples
 
     with _bad_input():
@@ -175,7 +175,7 @@ def lexical_cmd(
 
 
 def _scene_graphs(
-    examples: list[Example], gqa: list[Path], from_store: bool
+    examples: list[ExampleRecord], gqa: list[Path], from_store: bool
 ) -> dict[str, SceneGraph]:
     wanted = {i for e in examples for i in e["scenes"]}
     graphs: dict[str, SceneGraph] = {}

@@ -7,10 +7,12 @@ text into the models, and each must get the same clear error for the same bad in
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Final, Literal
 
 from covr.models.errors import ModelInputError
+from covr.settings import get_settings
 
 NodeType = Literal["object", "attribute", "relation", "relmod"]
 NODE_TYPES: Final[tuple[NodeType, ...]] = ("object", "attribute", "relation", "relmod")
@@ -61,10 +63,28 @@ def normalize_term(value: object, field: str = "term") -> str:
     return text
 
 
-@lru_cache(maxsize=200_000)
+TermCheck = Callable[[str], tuple[str, str | None]]
+_memo: TermCheck | None = None
+
+
 def normal_form(value: str) -> tuple[str, str | None]:
     """``(normal form, None)`` or ``("", problem)``; memoized because serving sees the same
-    dataset names over and over (validation was a third of the cost of a cold batch)."""
+    dataset names over and over (validation was a third of the cost of a cold batch). The memo
+    holds ``COVR_MODEL_CACHE_TERMS`` terms (LRU), sized on first use."""
+    memo = _memo or configure_term_cache(get_settings().model_cache_terms)
+    return memo(value)
+
+
+def configure_term_cache(size: int) -> TermCheck:
+    """A fresh memo of :func:`normal_form` holding ``size`` terms (what the settings say, or a
+    test's own size); returns it."""
+    global _memo
+    _memo = lru_cache(maxsize=size)(_check_term)
+    return _memo
+
+
+def _check_term(value: str) -> tuple[str, str | None]:
+    """:func:`normal_form` without the memo."""
     if len(value) > MAX_TERM_CHARS:
         return "", f"is {len(value)} characters long; at most {MAX_TERM_CHARS} are allowed"
     text = " ".join(value.split()).lower()

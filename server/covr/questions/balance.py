@@ -19,15 +19,14 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from covr.questions.errors import QuestionError
+from covr.questions.example import ExampleRecord
 
-Example = dict[str, Any]
 
-
-def dedupe(examples: Iterable[Example]) -> list[Example]:
+def dedupe(examples: Iterable[ExampleRecord]) -> list[ExampleRecord]:
     """Keep the first example of each (text, answer, image set)."""
     seen: set[tuple[str, str, tuple[str, ...]]] = set()
     out = []
@@ -43,18 +42,18 @@ def _answer_key(answer: Any) -> str:
     return json.dumps(answer)
 
 
-def _structure(ex: Example) -> tuple[int, ...]:
+def _structure(ex: ExampleRecord) -> tuple[int, ...]:
     raw = ex.get("structure") or [0, 0]
     return tuple(int(x) for x in raw)
 
 
 def _take_balanced(
-    pool: list[Example], room: int, chosen: list[Example], rng: random.Random
+    pool: list[ExampleRecord], room: int, chosen: list[ExampleRecord], rng: random.Random
 ) -> None:
     """The answer/structure loop of App. C over ``pool`` (in place into ``chosen``)."""
     answers = Counter(_answer_key(e["answer"]) for e in chosen)
     structures = Counter(_structure(e) for e in chosen)
-    buckets: dict[str, dict[tuple[int, ...], list[Example]]] = defaultdict(
+    buckets: dict[str, dict[tuple[int, ...], list[ExampleRecord]]] = defaultdict(
         lambda: defaultdict(list)
     )
     for ex in pool:
@@ -83,25 +82,26 @@ def _take_balanced(
 
 
 def balance(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     *,
     per_template: int | None = None,
     seed: int = 0,
     key: str = "template",
-) -> list[Example]:
+) -> list[ExampleRecord]:
     """Balanced examples, grouped by ``key`` (``template`` or ``paper_template``) in first-seen
     order; see the module docstring."""
     if per_template is not None and per_template < 1:
         raise QuestionError("per_template must be >= 1")
-    groups: dict[str, list[Example]] = {}
+    groups: dict[str, list[ExampleRecord]] = {}
     for ex in dedupe(examples):
-        if key not in ex:
+        fields: Mapping[str, Any] = ex  # ``key`` is the caller's field name
+        if key not in fields:
             raise QuestionError(f"example {ex.get('qid', '?')} has no field {key!r}")
-        groups.setdefault(str(ex[key]), []).append(ex)
+        groups.setdefault(str(fields[key]), []).append(ex)
     if not groups:
         return []
     target = per_template if per_template is not None else min(len(g) for g in groups.values())
-    out: list[Example] = []
+    out: list[ExampleRecord] = []
     for name, group in groups.items():
         rng = random.Random(f"{seed}:{name}")
         answers_of: dict[str, set[str]] = defaultdict(set)
@@ -109,13 +109,13 @@ def balance(
             answers_of[ex["utterance"]].add(_answer_key(ex["answer"]))
         multi = [e for e in group if len(answers_of[e["utterance"]]) >= 2]
         rest = [e for e in group if len(answers_of[e["utterance"]]) < 2]
-        chosen: list[Example] = []
-        by_text: dict[str, list[Example]] = defaultdict(list)
+        chosen: list[ExampleRecord] = []
+        by_text: dict[str, list[ExampleRecord]] = defaultdict(list)
         for ex in multi:
             by_text[ex["utterance"]].append(ex)
         texts = sorted(by_text)
         rng.shuffle(texts)
-        left: list[Example] = []
+        left: list[ExampleRecord] = []
         for text in texts:
             if len(chosen) + len(by_text[text]) > target:
                 left.extend(by_text[text])

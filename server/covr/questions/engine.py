@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
+from covr.questions.example import Example
 from covr.questions.operators import execute
 from covr.questions.picking import pick_images
 from covr.questions.signature_rules import rule_holds, signature_order
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from covr.questions.generate import GenerationOptions
 
 GENERATOR_VERSION = "covr-questions/1"
-Example = dict[str, Any]
 
 
 class ImageGenerator:
@@ -279,7 +279,7 @@ class ImageGenerator:
         return example
 
 
-def qid(example: Mapping[str, Any]) -> str:
+def qid(example: Example) -> str:
     """A stable id from what makes an example distinct (split, template, text, images, answer)."""
     key = json.dumps(
         [

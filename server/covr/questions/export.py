@@ -7,11 +7,12 @@ the same bytes (the determinism tests compare files).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from covr.questions.errors import QuestionError
+from covr.questions.example import ExampleRecord
 
 COVR_FIELDS = ("qid", "utterance", "scenes", "answer", "pattern_name", "program", "properties")
 PROVENANCE_FIELDS = (
@@ -38,14 +39,15 @@ class ExampleFileError(QuestionError):
         self.line = line
 
 
-def dumps(example: dict[str, Any]) -> str:
+def dumps(example: ExampleRecord) -> str:
     """One example as a canonical JSON line (without the newline)."""
-    ordered = {k: example[k] for k in FIELDS if k in example}
+    fields: Mapping[str, Any] = example  # the fixed order first, then any other field
+    ordered = {k: fields[k] for k in FIELDS if k in fields}
     ordered.update({k: v for k, v in sorted(example.items()) if k not in ordered})
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_jsonl(examples: Iterable[dict[str, Any]], path: Path) -> int:
+def write_jsonl(examples: Iterable[ExampleRecord], path: Path) -> int:
     """Write examples (atomically: a temporary file renamed at the end); return the count."""
     tmp = path.with_name(path.name + ".tmp")
     n = 0
@@ -58,7 +60,7 @@ def write_jsonl(examples: Iterable[dict[str, Any]], path: Path) -> int:
     return n
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: Path) -> Iterator[ExampleRecord]:
     """Examples of a JSONL file; a bad line raises :class:`ExampleFileError` naming it."""
     try:
         handle = path.open(encoding="utf-8")
@@ -108,7 +110,7 @@ PARQUET_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def write_parquet(
-    examples: Iterable[dict[str, Any]],
+    examples: Iterable[ExampleRecord],
     out_dir: Path,
     *,
     split: str | None = None,

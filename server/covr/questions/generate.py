@@ -20,10 +20,11 @@ import multiprocessing
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
-from covr.questions.engine import GENERATOR_VERSION, Example, ImageGenerator, qid
+from covr.questions.engine import GENERATOR_VERSION, ImageGenerator, qid
 from covr.questions.errors import GenerationError
+from covr.questions.example import Example
 from covr.questions.templates import MAX_IMAGES, select_templates
 from covr.questions.world import AttributeTypes, default_attribute_types
 from covr.related.api import RelatedProvider, enumeration_options, stable_seed
@@ -44,12 +45,14 @@ __all__ = [
     "generate",
     "generate_for_image",
     "generate_for_subgraph",
+    "iter_examples",
     "iter_for_image",
     "iter_for_subgraph",
     "qid",
 ]
 
 MAX_SEED = 2**63 - 1
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ def check_images(
             raise GenerationError("image", f"image {image_id!r} has no subgraph to ask about")
 
 
-def generate(
+def iter_examples(
     provider: RelatedProvider,
     options: GenerationOptions,
     image_ids: Sequence[str],
@@ -245,3 +248,15 @@ def generate(
     finally:
         _WORKER = None
         gc.unfreeze()
+
+
+def _as_plain_dicts(
+    stream: Callable[P, Iterator[Example]],
+) -> Callable[P, Iterator[dict[str, Any]]]:
+    """The same function, typed as yielding plain JSON dicts (each of the ``Example`` shape)."""
+    return cast("Callable[P, Iterator[dict[str, Any]]]", stream)
+
+
+generate = _as_plain_dicts(iter_examples)
+""":func:`iter_examples` for callers that hold examples as plain dicts (the tests' shared
+example helper); the CLI and the service use the typed name."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from covr.questions.degeneracy import is_degenerate
+from covr.questions.example import Step
 from covr.questions.render import (
     edge_clause,
     finish,
@@ -73,7 +74,7 @@ class Instance:
 
     template: Template
     text: str
-    program: list[dict[str, Any]]
+    program: list[Step]
     subgraphs: dict[str, str]
     required: list[str]
     edge: int | None

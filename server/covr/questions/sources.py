@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from covr.questions.errors import GenerationError, SourceNotFound
+from covr.questions.example import Example
 from covr.questions.generate import (
     GenerationOptions,
     check_images,
@@ -31,7 +31,7 @@ class QuestionStream:
     """The examples of one request, produced lazily, and what to check when there are none
     (``None`` = an empty result needs no explanation)."""
 
-    examples: Iterator[dict[str, Any]]
+    examples: Iterator[Example]
     on_empty: Callable[[], None] | None = None
 
 

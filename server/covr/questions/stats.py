@@ -7,15 +7,16 @@ are used when present and inferred from ``pattern_name``/``answer`` otherwise.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-Example = dict[str, Any]
+from covr.questions.example import ExampleRecord
+
 CHOICE_PATTERNS = frozenset({"choose_object", "choose_rel", "choose_attr"})
 
 
-def anonymize(program: Sequence[dict[str, Any]]) -> list[Any]:
+def anonymize(program: Sequence[Mapping[str, Any]]) -> list[Any]:
     """A program with every name replaced by ``_`` (numbers and structure kept): the paper's
     "anonymized program" used to count program structures."""
     out: list[Any] = []
@@ -32,7 +33,7 @@ def anonymize(program: Sequence[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def _kind(ex: Example) -> str:
+def _kind(ex: ExampleRecord) -> str:
     answer_type = ex.get("answer_type")
     if answer_type is None:
         answer = ex["answer"]
@@ -51,7 +52,7 @@ def _kind(ex: Example) -> str:
     return "open"
 
 
-def _operations(program: Sequence[dict[str, Any]]) -> Iterable[str]:
+def _operations(program: Sequence[Mapping[str, Any]]) -> Iterable[str]:
     for step in program:
         yield step["operation"]
         for arg in step["arguments"]:
@@ -59,7 +60,7 @@ def _operations(program: Sequence[dict[str, Any]]) -> Iterable[str]:
                 yield from _operations(arg)
 
 
-def table3(examples: Sequence[Example]) -> dict[str, Any]:
+def table3(examples: Sequence[ExampleRecord]) -> dict[str, Any]:
     """The rows of the paper's Table 3 plus a few extras (two-answer share, per template)."""
     import json
 
@@ -99,7 +100,7 @@ def integer_categories(counts: Counter[int]) -> list[tuple[str, int]]:
     return [(str(k), counts.get(k, 0)) for k in keys]
 
 
-def plots(examples: Sequence[Example], out_dir: Path) -> list[Path]:
+def plots(examples: Sequence[ExampleRecord], out_dir: Path) -> list[Path]:
     """PNG plots: top-30 answers without True/False (Fig. 4), images per question (Fig. 5),
     find/filter/with_relation occurrences per question (Fig. 6), examples per template."""
     import json

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from covr.questions.errors import TemplateError
+from covr.questions.example import Step
 from covr.questions.operators import REGISTRY
 from covr.scene.program import program as subgraph_program
 from covr.scene.subgraph import Subgraph
@@ -360,11 +361,11 @@ def compile_program(
     skeleton: Sequence[Mapping[str, Any]],
     slot_values: Mapping[str, Any],
     subgraphs: Mapping[str, Subgraph],
-) -> list[dict[str, Any]]:
+) -> list[Step]:
     """The concrete program: ``ref`` steps spliced with the subgraph's reference program
     (:func:`covr.scene.program.program`), labels turned into step indices, ``$SLOT`` values and
     ``$SLOT.op`` operators filled in; nested programs compiled the same way (``@item`` -> -1)."""
-    out: list[dict[str, Any]] = []
+    out: list[Step] = []
     labels: dict[str, int] = {"@item": -1}
     for step in skeleton:
         if "ref" in step:

@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from covr.scene.edits import NodeType
 from covr.scene.text import singular
+from covr.settings import get_settings
 
 __all__ = [
     "EXCLUSIVE_THRESHOLD",
@@ -94,12 +95,8 @@ def _share(index: Mapping[str, set[int]], a: str, b: str) -> bool:
     return bool(index.get(a, set()) & index.get(b, set()))
 
 
-_CACHE_MAX = 200_000
-"""Names (and name-form sets) whose derived forms a scorer keeps; beyond it, it recomputes."""
-
-
 class _Nouns:
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], cache_names: int) -> None:
         self.synonyms = _groups(data.get("synonyms", []))
         parents: dict[str, set[str]] = {}
         for hyper, hypos in data.get("hyponyms", {}).items():
@@ -118,6 +115,8 @@ class _Nouns:
         # recomputed per pair (a scan of every synonym group each), ~45 % of its CPU at 1x.
         self._forms: dict[str, frozenset[str]] = {}
         self._ancestors: dict[frozenset[str], frozenset[str]] = {}
+        self._cache_names = cache_names
+        """Names (and name-form sets) whose derived forms are kept; beyond it, recomputed."""
 
     def forms(self, name: str) -> frozenset[str]:
         """The name, its singular, and every synonym of either."""
@@ -130,7 +129,7 @@ class _Nouns:
             for gid in self.synonyms.get(form, ()):
                 out |= self.members[gid]
         found = frozenset(out)
-        if len(self._forms) < _CACHE_MAX:
+        if len(self._forms) < self._cache_names:
             self._forms[name] = found
         return found
 
@@ -148,7 +147,7 @@ class _Nouns:
                         seen.add(form)
                         stack.append(form)
         found = frozenset(seen)
-        if len(self._ancestors) < _CACHE_MAX:
+        if len(self._ancestors) < self._cache_names:
             self._ancestors[forms] = found
         return found
 
@@ -247,8 +246,15 @@ class ResourceExclusivity:
         nouns: Mapping[str, Any] | None = None,
         attributes: Mapping[str, Any] | None = None,
         relations: Mapping[str, Any] | None = None,
+        cache_names: int | None = None,
     ) -> None:
-        self._nouns = _Nouns(nouns if nouns is not None else load_resource("nouns.json"))
+        """``cache_names`` bounds the per-name memo tables (``COVR_RELATED_CACHE_NAMES`` when
+        not given), so a long-running service's memory stays bounded."""
+        if cache_names is None:
+            cache_names = get_settings().related_cache_names
+        self._nouns = _Nouns(
+            nouns if nouns is not None else load_resource("nouns.json"), cache_names
+        )
         self._attributes = _Attributes(
             attributes if attributes is not None else load_resource("attributes.json")
         )

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from covr.questions.example import ExampleRecord
 from covr.scene.model import (
     Box,
     ExtraValue,
@@ -303,7 +304,7 @@ def _answer(answer: Any) -> dict[str, Any]:
     return {"text_value": str(answer)}
 
 
-def example_fields(example: Mapping[str, Any]) -> dict[str, Any]:
+def example_fields(example: ExampleRecord) -> dict[str, Any]:
     """One example of the question engine (docs/questions.md §4) as the keyword arguments of an
     ``Example`` message: nested dicts and lists, which protobuf turns into sub-messages in one
     constructor call. Setting each field from Python instead cost ~40 µs per example, most of a
@@ -336,7 +337,7 @@ def example_fields(example: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def example_to_proto(example: Mapping[str, Any]) -> questions_pb2.Example:
+def example_to_proto(example: ExampleRecord) -> questions_pb2.Example:
     """One example of the question engine as a message (see :func:`example_fields`)."""
     return questions_pb2.Example(**example_fields(example))
 

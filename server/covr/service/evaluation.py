@@ -14,21 +14,23 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from covr.questions.example import ExampleRecord
 from covr.service.errors import FieldViolation, InvalidArgument
 from covr.splits.evaluate import evaluate
 from covr.splits.examples import check_example
 from covr.v1 import evaluation_pb2
 
-MAX_EXAMPLES = 500_000
-"""Examples of one kind in one request (the message size limit usually binds first)."""
 
-
-def _examples(lines: Iterable[str], field: str, out: list[FieldViolation]) -> list[dict[str, Any]]:
-    examples: list[dict[str, Any]] = []
+def _examples(
+    lines: Iterable[str], field: str, out: list[FieldViolation], most: int
+) -> list[ExampleRecord]:
+    """The checked examples of one field; at most ``most`` (``COVR_SERVICE_MAX_EVALUATE_EXAMPLES``:
+    the message size limit usually binds first)."""
+    examples: list[ExampleRecord] = []
     seen: set[str] = set()
     for i, line in enumerate(lines):
-        if i >= MAX_EXAMPLES:
-            out.append(FieldViolation(field, f"at most {MAX_EXAMPLES} examples per request"))
+        if i >= most:
+            out.append(FieldViolation(field, f"at most {most} examples per request"))
             break
         where = f"{field}[{i}]"
         try:
@@ -81,14 +83,17 @@ def _group(entry: Mapping[str, Any]) -> evaluation_pb2.GroupAccuracy:
     return msg
 
 
-def run_evaluation(request: evaluation_pb2.EvaluateRequest) -> evaluation_pb2.EvaluateResponse:
-    """Validate every field (all violations at once), evaluate, convert the report."""
+def run_evaluation(
+    request: evaluation_pb2.EvaluateRequest, max_examples: int
+) -> evaluation_pb2.EvaluateResponse:
+    """Validate every field (all violations at once), evaluate, convert the report;
+    ``max_examples`` caps each list of examples (the server's settings)."""
     violations: list[FieldViolation] = []
-    gold = _examples(request.gold_examples, "gold_examples", violations)
+    gold = _examples(request.gold_examples, "gold_examples", violations, max_examples)
     if not request.gold_examples:
         violations.append(FieldViolation("gold_examples", "give at least one example"))
-    train = _examples(request.train_examples, "train_examples", violations)
-    iid = _examples(request.iid_examples, "iid_examples", violations)
+    train = _examples(request.train_examples, "train_examples", violations, max_examples)
+    iid = _examples(request.iid_examples, "iid_examples", violations, max_examples)
     predictions = _predictions(request.predictions, violations)
     easiness: dict[str, float] = {}
     for qid, score in request.easiness.items():

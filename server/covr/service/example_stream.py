@@ -21,12 +21,10 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
 
+from covr.questions.example import ExampleRecord
 from covr.service.convert import example_fields
 from covr.v1 import questions_pb2
-
-Example = dict[str, Any]
 
 _DONE = object()
 
@@ -37,7 +35,7 @@ class _Failed:
 
 
 def stream_examples(
-    examples: Iterator[Example],
+    examples: Iterator[ExampleRecord],
     *,
     count: int,
     page_size: int,
@@ -55,7 +53,7 @@ def stream_examples(
     """
     handover: queue.SimpleQueue[object] = queue.SimpleQueue()
     stop = threading.Event()
-    pending: list[Example] = []
+    pending: list[ExampleRecord] = []
 
     def flush() -> None:
         if pending:

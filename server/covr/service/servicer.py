@@ -270,4 +270,4 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self, request: evaluation_pb2.EvaluateRequest, context: grpc.ServicerContext
     ) -> evaluation_pb2.EvaluateResponse:
         """Accuracy, baselines and generalization scores of predictions (the splits room)."""
-        return run_evaluation(request)
+        return run_evaluation(request, self.settings.service_max_evaluate_examples)

@@ -26,7 +26,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from covr.splits.examples import Example, Step, is_train, iter_steps, source_split
+from covr.splits.examples import ExampleRecord, Step, is_train, iter_steps, source_split
 from covr.splits.properties import compute_properties, program_names
 from covr.splits.vocab import as_number, is_name
 
@@ -68,7 +68,7 @@ class Split:
 # --- pools -------------------------------------------------------------------------------------
 
 
-def pools(examples: Sequence[Example]) -> tuple[list[Example], list[Example]]:
+def pools(examples: Sequence[ExampleRecord]) -> tuple[list[ExampleRecord], list[ExampleRecord]]:
     """(training pool, evaluation pool) by source split; an image in both is an error."""
     train = [e for e in examples if is_train(e)]
     evaluation = [e for e in examples if not is_train(e)]
@@ -98,7 +98,7 @@ def pools(examples: Sequence[Example]) -> tuple[list[Example], list[Example]]:
     return train, evaluation
 
 
-def properties_of(example: Example) -> frozenset[str]:
+def properties_of(example: ExampleRecord) -> frozenset[str]:
     """The example's properties (computed when the file does not carry them), case-folded."""
     props = example.get("properties") or compute_properties(example)
     return frozenset(p.casefold() for p in props)
@@ -119,18 +119,18 @@ def parse_expression(text: str) -> list[list[str]]:
     return clauses
 
 
-def predicate(text: str) -> Callable[[Example], bool]:
+def predicate(text: str) -> Callable[[ExampleRecord], bool]:
     """A test ``example -> bool`` for a property expression (case-insensitive names)."""
     clauses = [frozenset(t.casefold() for t in c) for c in parse_expression(text)]
 
-    def matches(example: Example) -> bool:
+    def matches(example: ExampleRecord) -> bool:
         props = properties_of(example)
         return any(clause <= props for clause in clauses)
 
     return matches
 
 
-def _check_known(text: str, examples: Sequence[Example]) -> None:
+def _check_known(text: str, examples: Sequence[ExampleRecord]) -> None:
     seen: set[str] = set()
     for e in examples:
         seen |= properties_of(e)
@@ -144,13 +144,13 @@ def _check_known(text: str, examples: Sequence[Example]) -> None:
         )
 
 
-def _qids(examples: Iterable[Example]) -> list[str]:
+def _qids(examples: Iterable[ExampleRecord]) -> list[str]:
     return [e["qid"] for e in examples]
 
 
 def split_counts(
-    train_pool: Sequence[Example],
-    eval_pool: Sequence[Example],
+    train_pool: Sequence[ExampleRecord],
+    eval_pool: Sequence[ExampleRecord],
     train: Sequence[Any],
     test: Sequence[Any],
     iid: Sequence[Any],
@@ -172,7 +172,9 @@ def split_counts(
 # --- zero-shot and few-shot ----------------------------------------------------------------------
 
 
-def zero_shot(examples: Sequence[Example], expression: str, *, name: str | None = None) -> Split:
+def zero_shot(
+    examples: Sequence[ExampleRecord], expression: str, *, name: str | None = None
+) -> Split:
     """Hold out every training example matching the expression; test on exactly those."""
     train_pool, eval_pool = pools(examples)
     _check_known(expression, examples)
@@ -195,7 +197,7 @@ def zero_shot(examples: Sequence[Example], expression: str, *, name: str | None 
 
 
 def few_shot(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     expression: str,
     keep: int,
     *,
@@ -274,7 +276,7 @@ def structure_key(program: Sequence[Step]) -> str:
 
 
 def program_split(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     *,
     holdout: float = 0.2,
     seed: int = 0,
@@ -315,7 +317,7 @@ def program_split(
     )
 
 
-def _steps(example: Example) -> Iterable[Step]:
+def _steps(example: ExampleRecord) -> Iterable[Step]:
     return iter_steps(example["program"])
 
 
@@ -323,7 +325,7 @@ def _steps(example: Example) -> Iterable[Step]:
 
 
 def lexical_split(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     *,
     pairs: int = 65,
     min_train: int = 50,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from covr.splits.examples import Example, ExampleError, is_train, template_of
+from covr.splits.examples import ExampleError, ExampleRecord, is_train, template_of
 from covr.splits.properties import compute_properties
 from covr.splits.vocab import is_name
 
@@ -145,7 +145,7 @@ def _majority(answers: Iterable[str]) -> str | None:
     return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
 
-def _choice_options(example: Mapping[str, Any]) -> list[str]:
+def _choice_options(example: ExampleRecord) -> list[str]:
     program = example.get("program") or []
     for step in reversed(program):
         if step["operation"] in CHOICE_OPS:
@@ -156,7 +156,7 @@ def _choice_options(example: Mapping[str, Any]) -> list[str]:
 class Baselines:
     """MAJ and MAJTEMPL fitted on training examples."""
 
-    def __init__(self, train: Sequence[Example], seed: int = 0) -> None:
+    def __init__(self, train: Sequence[ExampleRecord], seed: int = 0) -> None:
         self.seed = seed
         self.majority = _majority(normalize_answer(e["answer"]) for e in train)
         per_template: defaultdict[str, list[str]] = defaultdict(list)
@@ -164,10 +164,10 @@ class Baselines:
             per_template[template_of(e)].append(normalize_answer(e["answer"]))
         self.per_template = {t: _majority(a) for t, a in per_template.items()}
 
-    def maj(self, example: Mapping[str, Any]) -> str | None:
+    def maj(self, example: ExampleRecord) -> str | None:
         return self.majority
 
-    def majtempl(self, example: Mapping[str, Any]) -> str | None:
+    def majtempl(self, example: ExampleRecord) -> str | None:
         template = template_of(example)
         if template in CHOICE_TEMPLATES:
             options = _choice_options(example)
@@ -183,7 +183,7 @@ def _group_accuracies(groups: Mapping[str, list[bool]]) -> dict[str, dict[str, A
 
 
 def _systematicity_gap(
-    ood_accuracy: float, iid: Sequence[Example], predictions: Mapping[str, Any]
+    ood_accuracy: float, iid: Sequence[ExampleRecord], predictions: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Accuracy on the i.i.d. test beside the out-of-distribution one, and their difference."""
     iid_ok = [
@@ -201,11 +201,11 @@ def _systematicity_gap(
 
 
 def evaluate(
-    gold: Sequence[Example],
+    gold: Sequence[ExampleRecord],
     predictions: Mapping[str, Any],
     *,
-    train: Sequence[Example] | None = None,
-    iid: Sequence[Example] | None = None,
+    train: Sequence[ExampleRecord] | None = None,
+    iid: Sequence[ExampleRecord] | None = None,
     easiness: Mapping[str, float] | None = None,
     text_accuracy: float | None = None,
     iid_size_accuracy: float | None = None,
@@ -269,8 +269,8 @@ def evaluate(
 
 
 def split_sets(
-    gold: Sequence[Example], lists: Mapping[str, Sequence[str]] | None
-) -> tuple[list[Example], list[Example], list[Example]]:
+    gold: Sequence[ExampleRecord], lists: Mapping[str, Sequence[str]] | None
+) -> tuple[list[ExampleRecord], list[ExampleRecord], list[ExampleRecord]]:
     """(evaluated, training, iid) examples from a split's id lists, or by source split."""
     by_id = {e["qid"]: e for e in gold}
     if lists is None:

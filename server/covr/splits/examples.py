@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from covr.errors import CovrError
+from covr.questions.example import ExampleRecord as ExampleRecord
+from covr.questions.example import RecordT as RecordT
 
-Example = dict[str, Any]
 Step = Mapping[str, Any]
 
 TRAIN_SPLITS = frozenset({"train"})
@@ -105,7 +106,7 @@ def check_program(program: Any, field: str = "program", *, nested: bool = False)
                 )
 
 
-def check_example(raw: Any, *, require_provenance: bool = True) -> Example:
+def check_example(raw: Any, *, require_provenance: bool = True) -> ExampleRecord:
     """The example itself when it follows the contract; ``ValueError("<field>: ...")`` otherwise."""
     if not isinstance(raw, dict):
         raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
@@ -137,7 +138,7 @@ def check_example(raw: Any, *, require_provenance: bool = True) -> Example:
     return raw
 
 
-def iter_examples(path: Path, *, require_provenance: bool = True) -> Iterator[Example]:
+def iter_examples(path: Path, *, require_provenance: bool = True) -> Iterator[ExampleRecord]:
     """Stream examples from a JSONL file, checking each; the first bad line raises."""
     name = str(path)
     try:
@@ -159,9 +160,9 @@ def iter_examples(path: Path, *, require_provenance: bool = True) -> Iterator[Ex
                 raise ExampleError(name, number, field, message) from None
 
 
-def read_examples(path: Path, *, require_provenance: bool = True) -> list[Example]:
+def read_examples(path: Path, *, require_provenance: bool = True) -> list[ExampleRecord]:
     """All examples of a JSONL file; duplicate qids are an error (splits are lists of qids)."""
-    examples: list[Example] = []
+    examples: list[ExampleRecord] = []
     seen: dict[str, int] = {}
     for number, example in enumerate(
         iter_examples(path, require_provenance=require_provenance), start=1
@@ -190,7 +191,7 @@ def atomic_write_text(path: Path, lines: Iterable[str]) -> None:
         raise
 
 
-def write_examples(path: Path, examples: Iterable[Example]) -> None:
+def write_examples(path: Path, examples: Iterable[ExampleRecord]) -> None:
     """JSONL, one example per line, written atomically."""
     atomic_write_text(path, (json.dumps(e, ensure_ascii=False) + "\n" for e in examples))
 
@@ -206,17 +207,17 @@ def field_of(example: Mapping[str, Any], name: str) -> Any:
     return example.get(name)
 
 
-def source_split(example: Mapping[str, Any]) -> str:
+def source_split(example: ExampleRecord) -> str:
     """The source dataset split (train/val/...) the example's images come from."""
     value = field_of(example, "split")
     return value if isinstance(value, str) else ""
 
 
-def is_train(example: Mapping[str, Any]) -> bool:
+def is_train(example: ExampleRecord) -> bool:
     return source_split(example) in TRAIN_SPLITS
 
 
-def template_of(example: Mapping[str, Any]) -> str:
+def template_of(example: ExampleRecord) -> str:
     """The paper template (VerifyAttr, CountGroupBy ...) from the example's data.
 
     Accepts ``paper_template`` or a paper-style ``template`` (in ``provenance`` or at top level);

@@ -27,9 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from covr.questions.example import Example
+from covr.questions.example import Step as ProgramStep
 from covr.scene.model import Object, SceneGraph
 from covr.splits.builders import Split, SplitError, pools, split_counts
-from covr.splits.examples import Example, Step, iter_programs, source_split
+from covr.splits.examples import ExampleRecord, Step, iter_programs, source_split
 from covr.splits.properties import compute_properties
 from covr.splits.vocab import attribute_types
 
@@ -140,7 +142,7 @@ def _quantified_names(prog: Sequence[Step]) -> list[set[str]]:
     return out
 
 
-def mentions(example: Mapping[str, Any], pair: Pair) -> bool:
+def mentions(example: ExampleRecord, pair: Pair) -> bool:
     """Whether the question refers to one object with both values (program or text)."""
     wanted = {pair.first, pair.second}
     for prog in iter_programs(example.get("program") or []):
@@ -193,8 +195,8 @@ class HopResult:
     """The split plus the generated minimal test examples and the pair's diversity."""
 
     split: Split
-    minimal_ood: list[Example] = field(default_factory=list)
-    minimal_iid: list[Example] = field(default_factory=list)
+    minimal_ood: list[ExampleRecord] = field(default_factory=list)
+    minimal_iid: list[ExampleRecord] = field(default_factory=list)
     diversity: dict[str, Any] = field(default_factory=dict)
 
 
@@ -204,7 +206,7 @@ def _minimal_example(
     article = "an" if pair.first[:1].lower() in "aeiou" else "a"
     if type_of(pair.second) == NOUN_TYPE:
         utterance = f"Is there {article} {pair.first} {pair.second}?"
-        program: list[dict[str, Any]] = [
+        program: list[ProgramStep] = [
             {"operation": "find", "arguments": [pair.second], "dependencies": []},
             {"operation": "filter", "arguments": [pair.first], "dependencies": [0]},
             {"operation": "exists", "arguments": [], "dependencies": [1]},
@@ -270,11 +272,11 @@ def _minimal_set(
     seed: int,
     start: int,
     splits: Mapping[str, str],
-) -> list[Example]:
+) -> list[ExampleRecord]:
     positives = [g for g in graphs if image_has(g, pair)]
     rng.shuffle(positives)
     partners = _swap_candidates(graphs, pair)
-    out: list[Example] = []
+    out: list[ExampleRecord] = []
     for graph in positives[:limit]:
         group = [graph]
         for swap in ("first", "second", "both"):
@@ -287,7 +289,7 @@ def _minimal_set(
 
 
 def hop_split(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     scenes: Mapping[str, SceneGraph],
     pair: Pair,
     *,
@@ -298,12 +300,12 @@ def hop_split(
     """The CLEVR-HOPE split for one pair (see the module docstring)."""
     train_pool, eval_pool = pools(examples)
 
-    def image_flag(e: Example) -> bool:
+    def image_flag(e: ExampleRecord) -> bool:
         return any(image_has(_graph(scenes, i, e["qid"]), pair) for i in e["scenes"])
 
     train = [e for e in train_pool if not image_flag(e) and not mentions(e, pair)]
-    ood: list[Example] = []
-    iid: list[Example] = []
+    ood: list[ExampleRecord] = []
+    iid: list[ExampleRecord] = []
     for e in eval_pool:
         in_image = image_flag(e)
         in_text = mentions(e, pair)
@@ -323,7 +325,7 @@ def hop_split(
     )
     seen_pairs = [Pair(x, y) for x, y in div["combinations"] if (x, y) != (pair.first, pair.second)]
     rng.shuffle(seen_pairs)
-    minimal_iid: list[Example] = []
+    minimal_iid: list[ExampleRecord] = []
     per_pair = max(1, minimal_limit // max(1, minimal_iid_pairs))
     for other in seen_pairs[:minimal_iid_pairs]:
         for ex in _minimal_set(
@@ -362,7 +364,7 @@ def hop_split(
 
 
 def candidate_pairs(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     scenes: Mapping[str, SceneGraph],
     *,
     min_eval_images: int = 1,

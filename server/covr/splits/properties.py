@@ -27,12 +27,12 @@ Nested condition programs (quantifier scopes, logic operands) are inspected like
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from covr.scene.subgraph import Subgraph
 from covr.splits.examples import (
-    Example,
+    ExampleRecord,
+    RecordT,
     Step,
     field_of,
     iter_programs,
@@ -157,7 +157,7 @@ ANSWER_TYPES = {
 }
 
 
-def subgraph_properties(example: Mapping[str, Any]) -> set[str]:
+def subgraph_properties(example: ExampleRecord) -> set[str]:
     """RM, V, C read off the subgraph keys the example carries (when it carries any)."""
     raw = field_of(example, "subgraphs")
     keys = raw.values() if isinstance(raw, dict) else raw if isinstance(raw, list) else ()
@@ -178,7 +178,7 @@ def subgraph_properties(example: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def _answer_properties(example: Mapping[str, Any], program: Sequence[Step]) -> set[str]:
+def _answer_properties(example: ExampleRecord, program: Sequence[Step]) -> set[str]:
     answer = example.get("answer")
     if isinstance(answer, bool):
         return {"ANS-BOOL"}
@@ -203,7 +203,7 @@ def program_names(program: Sequence[Step]) -> set[str]:
     return {a for step in iter_steps(program) for a in step.get("arguments", ()) if is_name(a)}
 
 
-def compute_properties(example: Mapping[str, Any]) -> list[str]:
+def compute_properties(example: ExampleRecord) -> list[str]:
     """All properties of one example, sorted (see the module docstring for the names)."""
     program: Sequence[Step] = example.get("program") or []
     out: set[str] = set()
@@ -260,7 +260,7 @@ def compute_properties(example: Mapping[str, Any]) -> list[str]:
     return sorted(out)
 
 
-def with_properties(example: Example) -> Example:
-    """The example with its ``properties`` field (re)computed."""
+def with_properties(example: RecordT) -> RecordT:
+    """The example with its ``properties`` field (re)computed (the same dict, typed as it came)."""
     example["properties"] = compute_properties(example)
     return example

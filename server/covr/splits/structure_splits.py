@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from covr.splits.builders import Split, SplitError, pools, split_counts
-from covr.splits.examples import Example, is_train
+from covr.splits.examples import ExampleRecord, is_train
 from covr.splits.local_structures import (
     Structure,
     StructureIndex,
@@ -40,7 +40,7 @@ class _Programs:
 
 
 def _distinct_programs(
-    examples: Sequence[Example], n: int, anonymize: bool, siblings: bool
+    examples: Sequence[ExampleRecord], n: int, anonymize: bool, siblings: bool
 ) -> tuple[_Programs, list[int]]:
     progs = _Programs([], [], [], {})
     owner: list[int] = []
@@ -131,7 +131,7 @@ class _Universe:
 
 
 def adversarial_splits(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     *,
     n: int = 2,
     max_test_share: float = 0.3,
@@ -196,8 +196,8 @@ def adversarial_splits(
 
 
 def _adversarial_split(
-    examples: Sequence[Example],
-    both_pools: tuple[list[Example], list[Example]],
+    examples: Sequence[ExampleRecord],
+    both_pools: tuple[list[ExampleRecord], list[ExampleRecord]],
     owner: list[int],
     train_flags: list[bool],
     candidate: _Candidate,
@@ -241,7 +241,7 @@ def _adversarial_split(
 
 
 def budget_selection(
-    pool: Sequence[Example],
+    pool: Sequence[ExampleRecord],
     budget: int,
     *,
     n: int = 2,
@@ -302,7 +302,7 @@ def budget_selection(
 
 
 def budget_split(
-    examples: Sequence[Example],
+    examples: Sequence[ExampleRecord],
     budget: int,
     *,
     n: int = 2,

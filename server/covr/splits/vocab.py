@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeGuard
 
 
 @lru_cache(maxsize=1)
@@ -43,7 +43,7 @@ def as_number(value: Any) -> int | float | None:
     return None
 
 
-def is_name(value: Any) -> bool:
+def is_name(value: object) -> TypeGuard[str]:
     """Whether a program argument is a lexical name (noun, attribute value, relation, rel-mod)."""
     return (
         isinstance(value, str)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import parse_qs, urlsplit
 
+from covr.questions.example import ExampleRecord
 from covr.view.dataset import Dataset, DatasetError, Filters, UnknownExample
 from covr.view.pages import (
     STYLE,
@@ -111,7 +112,7 @@ class Plots:
         return [(p.stem, p) for p in write_plots(report, out_dir / "evaluate", name=name)]
 
 
-class StreamedExamples(Sequence[dict[str, Any]]):
+class StreamedExamples(Sequence[ExampleRecord]):
     """A dataset's examples as a sequence that streams the file on every pass.
 
     ``covr.questions.stats.plots`` takes a sequence and walks it a few times; a list of a 1 GB
@@ -124,14 +125,14 @@ class StreamedExamples(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return self.dataset.count
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[ExampleRecord]:
         return iter_examples(self.dataset)
 
     @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    def __getitem__(self, index: int) -> ExampleRecord: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+    def __getitem__(self, index: slice) -> Sequence[ExampleRecord]: ...
+    def __getitem__(self, index: int | slice) -> ExampleRecord | Sequence[ExampleRecord]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         row = self.dataset.page(Filters(), index % len(self) if index < 0 else index, 1).rows
@@ -140,7 +141,7 @@ class StreamedExamples(Sequence[dict[str, Any]]):
         return self.dataset.example(row[0].qid)
 
 
-def iter_examples(dataset: Dataset) -> Iterator[dict[str, Any]]:
+def iter_examples(dataset: Dataset) -> Iterator[ExampleRecord]:
     """Every example of a dataset, streamed from its file."""
     if dataset.kind == "parquet":
         import pyarrow.parquet as pq

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from covr.questions.example import ExampleRecord
+
 INDEX_VERSION = "2"
 INDEX_SUFFIX = ".covr-index.sqlite"
 REQUIRED_FIELDS = ("qid", "utterance", "scenes", "answer")
@@ -469,7 +471,7 @@ class Dataset:
             raise UnknownExample(qid)
         return int(hit[0]), int(hit[1]), int(hit[2])
 
-    def example(self, qid: str) -> dict[str, Any]:
+    def example(self, qid: str) -> ExampleRecord:
         """The full example with this qid, read from the file (not from the index)."""
         _row, pos, length = self._row_of(qid)
         if self.kind == "parquet":
@@ -487,7 +489,7 @@ class Dataset:
             raise DatasetError(self.path, None, "changed since it was indexed; restart to re-index")
         return value
 
-    def _parquet_row(self, number: int) -> dict[str, Any]:
+    def _parquet_row(self, number: int) -> ExampleRecord:
         """Row ``number`` of a Parquet file: its row group is read once and kept."""
         import pyarrow.parquet as pq
 
@@ -506,7 +508,7 @@ class Dataset:
         raise DatasetError(self.path, number + 1, "row is gone; restart to re-index")
 
 
-def _from_parquet(record: dict[str, Any]) -> dict[str, Any]:
+def _from_parquet(record: dict[str, Any]) -> ExampleRecord:
     """A Parquet row back in the JSONL shape (nested columns are JSON text there)."""
     out = dict(record)
     for key in ("program", "subgraphs", "signatures"):

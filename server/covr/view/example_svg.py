@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from covr.questions.example import ExampleRecord
 from covr.scene.model import SceneGraph
 from covr.view.roles import ImageRole, image_roles
 from covr.view.scene_svg import scene_svg
@@ -181,7 +182,7 @@ def answer_text(answer: Any) -> str:
 
 
 def example_svg(
-    example: Mapping[str, Any],
+    example: ExampleRecord,
     scenes: Mapping[str, SceneGraph | None],
     photos: PhotoLookup | None = None,
 ) -> str:

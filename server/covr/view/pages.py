@@ -17,6 +17,7 @@ from covr.view.dataset import Dataset, Filters, Page
 from covr.view.svg import esc
 
 if TYPE_CHECKING:
+    from covr.questions.example import ExampleRecord
     from covr.scene.model import SceneGraph
 
 # The drawing modules (and the related room behind them) are imported by the pages that draw:
@@ -223,7 +224,7 @@ def legend() -> str:
 
 
 def example_body(
-    example: Mapping[str, Any],
+    example: ExampleRecord,
     scenes: Mapping[str, SceneGraph | None],
     links: Links,
 ) -> str:
@@ -270,7 +271,7 @@ def example_body(
 
 
 def example_page(
-    example: Mapping[str, Any],
+    example: ExampleRecord,
     scenes: Mapping[str, SceneGraph | None],
     links: Links,
     *,

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from covr.questions.example import ExampleRecord
 from covr.related.exclusivity import default_exclusivity
 from covr.related.matcher import Match, distractors, matches
 from covr.scene.edits import NodeType, name_at, parse_signature
@@ -80,7 +80,7 @@ class ImageRole:
         return "distractor " + " | ".join(self.signatures)
 
 
-def parse_subgraphs(example: Mapping[str, Any]) -> dict[str, Subgraph]:
+def parse_subgraphs(example: ExampleRecord) -> dict[str, Subgraph]:
     """The example's subgraphs by name (``g``, ``g2``); unparsable keys are left out."""
     out: dict[str, Subgraph] = {}
     raw = example.get("subgraphs")
@@ -154,15 +154,12 @@ def _substitutions(g: Subgraph, concrete: Subgraph, sig: str) -> tuple[Substitut
     fresh = {k: list(_new_names(old, new).elements()) for k, (old, new) in kinds.items()}
     out = []
     for pos in parse_signature(sig):
-        kind = pos.split("@", 1)[0]
-        new = fresh[kind].pop(0) if fresh[kind] else "?"
+        new = fresh[pos.kind].pop(0) if fresh[pos.kind] else "?"
         out.append(Substitution(pos, name_at(g, pos), new))
     return tuple(out)
 
 
-def image_roles(
-    example: Mapping[str, Any], scenes: Mapping[str, SceneGraph | None]
-) -> list[ImageRole]:
+def image_roles(example: ExampleRecord, scenes: Mapping[str, SceneGraph | None]) -> list[ImageRole]:
     """One :class:`ImageRole` per image of ``example`` (in the example's order)."""
     subgraphs = parse_subgraphs(example)
     g = subgraphs.get("g")

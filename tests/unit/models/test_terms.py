@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from covr.models import terms
 from covr.models.errors import ModelInputError
 from covr.models.terms import MAX_TERM_CHARS, node_type, normalize_term
 
@@ -42,3 +43,15 @@ def test_node_types_and_aliases() -> None:
         node_type("verb")
     with pytest.raises(ModelInputError, match="node_type"):
         node_type(None)
+
+
+def test_term_memo_holds_the_configured_number_of_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``COVR_MODEL_CACHE_TERMS`` sizes the memo of checked terms (an LRU): answers are the
+    same, memory is bounded."""
+    monkeypatch.setattr(terms, "_memo", None)
+    memo = terms.configure_term_cache(3)
+    words = ["Dog", "café", "Big  Cat", "truck", "dog"]
+    assert [normalize_term(w) for w in words] == ["dog", "cafe", "big cat", "truck", "dog"]
+    info = memo.cache_info()  # type: ignore[attr-defined]
+    assert info.maxsize == 3
+    assert info.currsize == 3

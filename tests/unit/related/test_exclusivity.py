@@ -184,3 +184,18 @@ def test_custom_resources_can_be_injected() -> None:
     assert ex.m("attribute", "a", "b") > 0.5
     assert ex.m("relation", "on", "near") > 0.5
     assert ex.m("relation", "near", "on") < 0.5
+
+
+def test_name_memo_stops_growing_at_its_cap() -> None:
+    """``cache_names`` (``COVR_RELATED_CACHE_NAMES``) bounds the per-name memo tables; names
+    beyond it are recomputed, with the same scores."""
+    capped = ResourceExclusivity(cache_names=2)
+    free = ResourceExclusivity(cache_names=1000)
+    nouns = ["dog", "cat", "puppy", "car", "truck", "animal"]
+    pairs = [(a, b) for a in nouns for b in nouns if a != b]
+    assert [capped.m("object", a, b) for a, b in pairs] == [
+        free.m("object", a, b) for a, b in pairs
+    ]
+    assert len(capped._nouns._forms) == 2
+    assert len(capped._nouns._ancestors) <= 2
+    assert len(free._nouns._forms) > 2

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from covr.questions.example import Example, ExampleRecord
 from covr.questions.generate import GenerationOptions, generate_for_image, iter_for_image
 from covr.related.memory import InMemoryRelated
 from covr.service import convert
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.unit
 
 
 @pytest.fixture(scope="module")
-def engine_run() -> tuple[InMemoryRelated, GenerationOptions, str, list[dict[str, Any]]]:
+def engine_run() -> tuple[InMemoryRelated, GenerationOptions, str, list[Example]]:
     scenes = bundled_samples()["val"]
     provider = InMemoryRelated(scenes)
     options = GenerationOptions(split="val", seed=7)
@@ -33,7 +34,7 @@ def engine_run() -> tuple[InMemoryRelated, GenerationOptions, str, list[dict[str
     raise AssertionError("no bundled image gives 12 examples")
 
 
-def _counted(examples: Iterator[dict[str, Any]], taken: list[int]) -> Iterator[dict[str, Any]]:
+def _counted(examples: Iterator[ExampleRecord], taken: list[int]) -> Iterator[ExampleRecord]:
     for example in examples:
         taken[0] += 1
         yield example
@@ -43,7 +44,7 @@ def _no_scope(before_read: Callable[[], None]) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-def _stream(examples: Iterator[dict[str, Any]], **kwargs: Any) -> list[Any]:
+def _stream(examples: Iterator[ExampleRecord], **kwargs: Any) -> list[Any]:
     kwargs.setdefault("gone", threading.Event())
     kwargs.setdefault("scope", _no_scope)
     return list(stream_examples(examples, **kwargs))
