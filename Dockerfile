@@ -1,8 +1,9 @@
 # Container image of the COVR graph service (docs/service.md).
 # Stage 1 builds wheels of the service and of the SDK (the service imports the generated stubs from
 # the SDK distribution); stage 2 installs them into a slim image and runs as a non-root user.
-# The gRPC server binds 0.0.0.0 inside the container; the store is COVR_GRAPH_URI (Neo4j in
-# docker-compose.yml) or, without it, the embedded FalkorDB in COVR_DATA_DIR.
+# The gRPC server binds 0.0.0.0 inside the container, so it needs COVR_SERVICE_TOKEN at run time
+# (docs/security.md); the store is COVR_GRAPH_URI (Neo4j in docker-compose.yml) or, without it,
+# the embedded FalkorDB in COVR_DATA_DIR.
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./

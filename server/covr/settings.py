@@ -302,8 +302,21 @@ class Settings(BaseSettings):
         default=None, description="PEM certificate chain; with the key, the server speaks TLS."
     )
     service_tls_key: Path | None = Field(default=None, description="PEM private key for TLS.")
+    service_insecure: bool = Field(
+        default=False,
+        description="Allow a bind address other machines can reach without COVR_SERVICE_TOKEN "
+        "(warned at start; same as covr serve --insecure).",
+    )
     service_metrics_port: int = Field(
         default=0, ge=0, le=65535, description="Prometheus /metrics port (0: metrics off)."
+    )
+    service_metrics_host: str = Field(
+        default="127.0.0.1",
+        description="Address /metrics binds (loopback by default, whatever COVR_SERVICE_HOST).",
+    )
+    service_metrics_auth: bool = Field(
+        default=False,
+        description="Require COVR_SERVICE_TOKEN as a bearer token on /metrics scrapes.",
     )
     service_keepalive_time_s: float = Field(
         default=60.0, gt=0, description="Server keepalive ping interval on idle connections."

@@ -25,16 +25,24 @@ def serve(
         "--samples/--no-samples",
         help="Load the bundled sample scene graphs when the store holds no image yet.",
     ),
+    insecure: bool = typer.Option(
+        False,
+        "--insecure",
+        help="Serve on an address other machines can reach without COVR_SERVICE_TOKEN "
+        "(refused otherwise; warned at start). Same as COVR_SERVICE_INSECURE=true.",
+    ),
 ) -> None:
     """Serve the gRPC API (covr.v1.CovrService, health, reflection) until SIGTERM or Ctrl-C.
 
     Opens the store COVR_GRAPH_URI selects (the embedded FalkorDB by default), applies the
-    schema, optionally loads the samples, and prints one line `listening on HOST:PORT` when
-    ready. SIGTERM stops gracefully: health turns NOT_SERVING, running calls get
+    schema, optionally loads the samples, and prints one line `listening on HOST:PORT` (the
+    address as bound) when ready. An address other than loopback needs COVR_SERVICE_TOKEN, or
+    --insecure. SIGTERM stops gracefully: health turns NOT_SERVING, running calls get
     COVR_SERVICE_GRACE_S seconds, then the store is snapshotted and closed.
     """
     from covr.cli.data import load_samples_if_empty
     from covr.graph import GraphError, open_store
+    from covr.service.exposure import ServiceConfigError, check_exposure, tls_files
     from covr.service.server import build_server
 
     settings = load_settings()
@@ -46,6 +54,11 @@ def serve(
             fail(f"--port {port} is not a port number", EXIT_BAD_INPUT)
         update["service_port"] = port
     settings = settings.model_copy(update=update)
+    try:  # before the store starts: a refused configuration costs nothing
+        check_exposure(settings, insecure=insecure)
+        tls_files(settings)
+    except ServiceConfigError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -57,7 +70,10 @@ def serve(
         store.apply_schema()
         if samples:
             load_samples_if_empty(store)
-        service = build_server(settings, store, owns_store=True)
+        service = build_server(settings, store, owns_store=True, insecure=insecure)
+    except ServiceConfigError as exc:
+        store.close()
+        fail(str(exc), EXIT_BAD_INPUT)
     except (GraphError, OSError, ValueError) as exc:
         store.close()
         fail(str(exc))
@@ -71,7 +87,7 @@ def serve(
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     service.start()
-    typer.echo(f"listening on {service.target}")
+    typer.echo(f"listening on {service.bind_address}")
     sys.stdout.flush()
     while not stop.wait(0.5):
         pass

@@ -24,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from covr.graph.store import GraphStore
 from covr.service.admission import Admission, for_settings
 from covr.service.deadline import DeadlineStore, RequestDeadlines
+from covr.service.exposure import ServiceConfigError, check_exposure, tls_files
 from covr.service.interceptors import (
     AuthInterceptor,
     ErrorInterceptor,
@@ -64,12 +65,15 @@ def server_options(settings: Settings) -> list[tuple[str, Any]]:
 
 
 def _credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    cert, key = settings.service_tls_cert, settings.service_tls_key
-    if cert is None and key is None:
+    pems = tls_files(settings)
+    if pems is None:
         return None
-    if cert is None or key is None:
-        raise ValueError("TLS needs both COVR_SERVICE_TLS_CERT and COVR_SERVICE_TLS_KEY")
-    return grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+    try:
+        return grpc.ssl_server_credentials([pems])
+    except (RuntimeError, ValueError) as exc:  # grpc checks the pair when the port is added
+        raise ServiceConfigError(
+            "COVR_SERVICE_TLS_CERT", f"unusable key or certificate: {exc}"
+        ) from exc
 
 
 @dataclass
@@ -92,6 +96,12 @@ class Service:
     _watcher: threading.Thread | None = None
 
     @property
+    def bind_address(self) -> str:
+        """``host:port`` as bound (``0.0.0.0:50051`` listens on every interface)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
     def target(self) -> str:
         """``host:port`` for a client on the same machine."""
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host  # noqa: S104
@@ -103,7 +113,9 @@ class Service:
         threading.Thread(target=self.rooms.models.warm, name="covr-models", daemon=True).start()
         self._watcher = threading.Thread(target=self._watch, name="covr-health", daemon=True)
         self._watcher.start()
-        log.info("covr service listening on %s (%s)", self.target, "TLS" if self.tls else "plain")
+        log.info(
+            "covr service listening on %s (%s)", self.bind_address, "TLS" if self.tls else "plain"
+        )
         return self
 
     def _set_serving(self, ok: bool) -> None:
@@ -142,8 +154,14 @@ class Service:
         self.server.wait_for_termination()
 
 
-def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = False) -> Service:
-    """Put the server together on ``store`` (not started; see the module docstring)."""
+def build_server(
+    settings: Settings, store: GraphStore, *, owns_store: bool = False, insecure: bool = False
+) -> Service:
+    """Put the server together on ``store`` (not started; see the module docstring).
+
+    A bind address other machines can reach needs a token unless ``insecure``
+    (:func:`covr.service.exposure.check_exposure`)."""
+    check_exposure(settings, insecure=insecure)
     credentials = _credentials(settings)
     deadlines = RequestDeadlines()
     bounded = DeadlineStore(
@@ -185,6 +203,11 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
     else:
         port = server.add_secure_port(address, credentials)
     if port == 0:
+        if credentials is not None:  # grpc says 0 for a key that does not match its certificate
+            raise ServiceConfigError(
+                "COVR_SERVICE_TLS_KEY",
+                f"cannot serve TLS on {address}: check that the key belongs to the certificate",
+            )
         raise OSError(f"cannot bind the gRPC server to {address}")
     service = Service(
         server=server,
@@ -199,7 +222,10 @@ def build_server(settings: Settings, store: GraphStore, *, owns_store: bool = Fa
         owns_store=owns_store,
     )
     if collector is not None:
+        token = settings.service_token.get_secret_value() if settings.service_token else ""
         service._metrics_http, service.metrics_port = start_metrics_http(
-            settings.service_host, settings.service_metrics_port
+            settings.service_metrics_host,
+            settings.service_metrics_port,
+            token=token if settings.service_metrics_auth else "",
         )
     return service

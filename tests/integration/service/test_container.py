@@ -125,6 +125,7 @@ def test_entrypoint_and_healthcheck_run_outside_docker(tmp_path: Path) -> None:
         **{k: v for k, v in os.environ.items() if not k.startswith("COVR_")},
         "COVR_DATA_DIR": str(tmp_path / "d"),
         "COVR_SERVICE_HOST": "0.0.0.0",  # as in the image
+        "COVR_SERVICE_TOKEN": "a-token-for-the-container",  # which docker-compose.yml requires
         "COVR_SERVICE_PORT": str(port),
         "COVR_SERVICE_GRACE_S": "2",
     }
@@ -142,7 +143,7 @@ def test_entrypoint_and_healthcheck_run_outside_docker(tmp_path: Path) -> None:
             line = server.stdout.readline()
             if line.startswith("listening on") or not line:
                 break
-        assert line.strip() == f"listening on 127.0.0.1:{port}", line
+        assert line.strip() == f"listening on 0.0.0.0:{port}", line  # the address as bound
         assert subprocess.run(health, env=env, check=False, timeout=30).returncode == 0
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
@@ -157,7 +158,19 @@ def test_entrypoint_and_healthcheck_run_outside_docker(tmp_path: Path) -> None:
     ("args", "extra_env", "code", "needle"),
     [
         (["--port", "70000"], {}, 2, "--port 70000"),
-        (["--port", "0", "--no-samples"], {"COVR_SERVICE_TLS_CERT": "/nonexistent.crt"}, 1, "TLS"),
+        (
+            ["--port", "0", "--no-samples"],
+            {"COVR_SERVICE_TLS_CERT": "/nonexistent.crt"},
+            2,
+            "COVR_SERVICE_TLS_KEY: TLS needs both",
+        ),
+        (
+            ["--port", "0", "--no-samples"],
+            {"COVR_SERVICE_TLS_CERT": "/nonexistent.crt", "COVR_SERVICE_TLS_KEY": "/nope.key"},
+            2,
+            "COVR_SERVICE_TLS_KEY: /nope.key: No such file",
+        ),
+        (["--host", "0.0.0.0", "--port", "0"], {}, 2, "COVR_SERVICE_TOKEN is not set"),
         (["--port", "0"], {"COVR_SERVICE_WORKERS": "0"}, 2, "COVR_SERVICE_WORKERS"),
     ],
 )
