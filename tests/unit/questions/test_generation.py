@@ -67,6 +67,15 @@ def two_answer_share(examples: list[dict[str, Any]]) -> float:
     return sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
 
 
+VAL_SOURCES = 3
+"""Source images of the bundled val split the oracle test generates from (of 8).
+
+All eight gave 21,663 examples, twice the 10,000 the test is about, and generating plus checking
+them was a unit test of 199 s on a loaded machine. The first three sources (still with every
+other val image as a distractor candidate), with everything else as before, give 13,262 examples
+that still cover every template; the count and the template coverage stay asserted."""
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,7 +83,8 @@ def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> 
     all_scenes: list[SceneGraph] = []
     for split, scenes in bundled_samples().items():
         all_scenes += scenes
-        examples += _generate(scenes, split, seed=11, subgraphs_per_image=None)
+        sources = VAL_SOURCES if split == "val" else None
+        examples += _generate(scenes, split, seed=11, sources=sources, subgraphs_per_image=None)
     synthetic = synthetic_scenes(200, seed=5)
     all_scenes += synthetic
     examples += _generate(synthetic, "val", seed=11, sources=30, subgraphs_per_image=6)
