@@ -165,6 +165,11 @@ class ManagedNeo4j(ManagedServer):
             # thousand distinct texts over a split, each planned in 10-100 ms; the default
             # cache of 1,000 plans evicted them between rounds (measured).
             "server.memory.query_cache.per_db_cache_num_entries": "10000",
+            # The plan cache is keyed by the text and the parameters' types, and by default
+            # each string's length and each list's size, bucketed by powers of ten: a related
+            # lookup's one text per shape (covr.related.cypher_path) was planned again for
+            # names of 9 and of 11 letters, lists of 3 and of 30 names (issue 15).
+            "internal.cypher.use_parameter_size": "false",
             # Bolt waits twice 5 s for clients to leave on shutdown: 10 s of every stop (and of
             # every test session), although our drivers are closed first.
             "internal.server.bolt.connection_shutdown_wait_time": "1s",

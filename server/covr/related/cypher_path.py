@@ -3,21 +3,31 @@
 A subgraph's shape decides the query's shape, so the text cannot be one static file: the builder
 walks ``g`` in canonical order (every object after the relation or rel-mod leading to it, as the
 reference matcher does) and glues fragments together. Only identifiers the builder makes itself
-(``o0``, ``r1``, ``m2``, ``b3_o0``) and properties from a fixed allowlist ever enter the text;
+(``o0``, ``r1``, ``m2``, ``c3``) and properties from a fixed allowlist ever enter the text;
 every name is a ``$parameter``. The builders are pure functions returning ``(query, params)``;
 golden-text tests pin their output for every shape.
 
+**A text depends on the shape only.** Neo4j plans every new statement text (tens to hundreds of
+milliseconds on a warm JVM, seconds on a cold one) and keeps the plan in a cache keyed by the
+text; FalkorDB does the same, faster. So the text is a function of the :class:`Skeleton` (how
+many objects, which have an attribute, how relations and rel-mods connect them), the builder
+kind, the anchor of a direct branch and whether it has a split, and nothing else: not the names,
+not the lists, not the rule each position got. Every position is the same three-parameter
+condition (:data:`MEMBERSHIP`): ``name IN $in OR ($open AND NOT name IN $out)``, so an equality,
+an allow-list, a deny-list and "anything" differ only in the parameter values. Only the anchor of
+a direct branch keeps ``name = $p``: the planner seeks it in the name index.
+
 One *branch* matches ``g``'s shape inside a batch of candidate images (``UNWIND $ids``) with one
 :class:`Rule` per position, and returns the names found at every position. A *round* of a lookup
-joins one branch per edit signature with ``UNION ALL`` so that all signatures cost one round trip.
-The rules are prefilters: the lookup re-checks every returned row with the exclusivity model in
-Python, so a rule only has to let through a superset of the true matches.
+joins one branch per edit signature with ``UNION ALL`` on FalkorDB (Neo4j runs each branch as its
+own cached statement). The rules are prefilters: the lookup re-checks every returned row with the
+exclusivity model in Python, so a rule only has to let through a superset of the true matches.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
@@ -113,51 +123,189 @@ def exact_rules(g: Subgraph) -> dict[str, Rule]:
     return {p: Rule("eq", name_at(g, p)) for p in positions(g)}
 
 
-_Bind = Literal["value", "values", "both", "none"]
-_PV = (("p", "param"), ("v", "var"))
-_PVX = (("p", "param"), ("v", "var"), ("x", "param_x"))
-_OPERATORS: dict[
-    tuple[str, RuleOp], tuple[_Bind, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]]
-] = {
-    ("attribute", "eq"): ("value", (("attribute_has", _PV),)),
-    ("attribute", "ne"): ("value", (("attribute_ne", _PV),)),
-    ("attribute", "in"): ("values", (("attribute_in", _PV),)),
-    ("attribute", "not_in"): ("values", (("attribute_not_in", _PV),)),
-    ("attribute", "ne_not_in"): ("both", (("attribute_ne_not_in", _PVX),)),
-    ("attribute", "eq_or_in"): ("both", (("attribute_eq_or_in", _PVX),)),
-    ("attribute", "any"): ("none", (("attribute_nonempty", (("v", "var"),)),)),
-    ("name", "eq"): ("value", (("name_eq", _PV),)),
-    ("name", "ne"): ("value", (("name_ne", _PV),)),
-    ("name", "in"): ("values", (("name_in", _PV),)),
-    ("name", "not_in"): ("values", (("name_not_in", _PV),)),
-    ("name", "ne_not_in"): (
-        "both",
-        (("name_ne", (("p", "param_x"), ("v", "var"))), ("name_not_in", _PV)),
-    ),
-    ("name", "eq_or_in"): ("both", (("name_eq_or_in", _PVX),)),
-    ("name", "any"): ("none", ()),
+Membership = tuple[list[str], bool, list[str]]
+"""The parameters of one position's condition: the names let in whatever ``open`` says
+(``$…_in``), whether any other name passes too (``$…_open``), and the names kept out of that
+open door (``$…_out``)."""
+
+
+NEVER = ""
+"""A name no store holds (``covr.scene.model.validate`` refuses empty names and attributes).
+It fills list parameters that would be empty and the original attribute of an object that has
+none: Neo4j keys its plan cache by the text *and the parameters' types*, and an empty list is a
+``LIST<ANY>`` where a list of names is a ``LIST<STRING>``, so an empty list is another plan."""
+
+
+def _value(rule: Rule) -> str:
+    if rule.value is None:  # Rule.__post_init__ makes this unreachable for the ops using it
+        raise BuilderError(f"rule {rule.op!r} needs a value")
+    return rule.value
+
+
+MEMBERSHIP: dict[RuleOp, Callable[[Rule], Membership]] = {
+    "eq": lambda r: ([_value(r)], False, []),
+    "ne": lambda r: ([], True, [_value(r)]),
+    "in": lambda r: (list(r.values), False, []),
+    "not_in": lambda r: ([], True, list(r.values)),
+    "ne_not_in": lambda r: ([], True, [_value(r), *r.values]),
+    "eq_or_in": lambda r: ([_value(r), *r.values], False, []),
+    "any": lambda r: ([], True, []),
 }
-"""The operator table: per (name or attribute, rule op), which parameters the rule binds
-(``value``: ``$p`` = the value; ``values``: ``$p`` = the list; ``both``: ``$p_x`` = the value and
-``$p`` = the list) and which ``cypher/match/_related`` fragments render it, with the placeholders
-each fragment fills from the parameter names and the variable."""
+"""The operator table: every rule op as values of the one condition text ``name IN $in OR
+($open AND NOT name IN $out)`` (for an attribute: some attribute of the object passes it; with
+``any`` that is "the object has an attribute"). The op is data (it depends on which of the
+exclusive and non-exclusive lists is shorter), so it must not pick the text: it picks values."""
 
 
-def _conditions(var: str, kind: str, rule: Rule, param: str, params: dict[str, Any]) -> list[str]:
-    """The WHERE conditions of one position (``kind`` is name or attribute)."""
-    bind, fragments = _OPERATORS[(kind, rule.op)]
-    if bind == "value":
-        params[param] = rule.value
-    elif bind == "values":
-        params[param] = list(rule.values)
-    elif bind == "both":
-        params[f"{param}_x"] = rule.value
-        params[param] = list(rule.values)
-    sources = {"param": param, "param_x": f"{param}_x", "var": var}
-    return [
-        render(name, **{slot: sources[source] for slot, source in slots})
-        for name, slots in fragments
-    ]
+# -- the skeleton: what of a subgraph a text may depend on ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """``g`` without its names: the number of objects, the (subject, object) of every relation
+    and the (relation, object) of every rel-mod, indexed as in ``g``.
+
+    Not even which objects carry an attribute: every object gets an attribute condition, and an
+    object without one in ``g`` lets everything through by a parameter (``$a<i>_free``). The
+    order of sibling branches in ``g`` is set by their names (a V-shape's two relations, a
+    frame's rel-mods); with attributes out of the skeleton, siblings are alike whatever their
+    order, so the names cannot pick the text through it either.
+    """
+
+    objects: int
+    relations: tuple[tuple[int, int], ...]
+    relmods: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def of(cls, g: Subgraph) -> Skeleton:
+        return cls(
+            len(g.objects),
+            tuple((r.subject, r.object) for r in g.relations),
+            tuple((m.relation, m.object) for m in g.relmods),
+        )
+
+    def incoming(self) -> dict[int, str]:
+        """Per non-root object, the node (``r<j>`` or ``m<k>``) whose ``OBJ`` edge reaches it."""
+        out = {target: f"r{j}" for j, (_, target) in enumerate(self.relations)}
+        out.update({target: f"m{k}" for k, (_, target) in enumerate(self.relmods)})
+        return out
+
+    def adjacency(self) -> dict[str, list[tuple[str, str, str]]]:
+        """The subgraph as a node graph: ``node -> [(neighbour, edge type, direction)]``."""
+        adjacent: dict[str, list[tuple[str, str, str]]] = {f"o{i}": [] for i in range(self.objects)}
+
+        def link(a: str, edge: str, b: str) -> None:
+            adjacent.setdefault(a, []).append((b, edge, "out"))
+            adjacent.setdefault(b, []).append((a, edge, "in"))
+
+        for j, (subject, target) in enumerate(self.relations):
+            link(f"o{subject}", "SUBJ", f"r{j}")
+            link(f"r{j}", "OBJ", f"o{target}")
+        for k, (relation, target) in enumerate(self.relmods):
+            link(f"r{relation}", "MOD", f"m{k}")
+            link(f"m{k}", "OBJ", f"o{target}")
+        return adjacent
+
+
+_POSITION_OF = {"o": "object", "r": "relation", "m": "relmod"}
+_LETTER_OF = {kind: letter for letter, kind in _POSITION_OF.items()}
+_LABEL_OF = {"o": "Object", "r": "Relation", "m": "RelMod"}
+# Parameter letters of every position kind (relation and relmod both start with "r").
+_PARAM_LETTER = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}
+
+
+def _node_positions(node: str) -> list[tuple[str, str]]:
+    """The positions a node variable holds, as (position, parameter stem): its name, and for an
+    object its attribute (a position of ``g`` or not: see :class:`Skeleton`)."""
+    letter, number = node[0], int(node[1:])
+    out = [(f"{_POSITION_OF[letter]}@{number}", node)]
+    if letter == "o":
+        out.append((f"attribute@{number}", f"a{number}"))
+    return out
+
+
+def _check_rules(g: Subgraph, rules: Mapping[str, Rule]) -> None:
+    if set(rules) != set(positions(g)):
+        raise BuilderError(f"rules must cover exactly the positions of {g.key}")
+
+
+def _membership_params(
+    g: Subgraph, rules: Mapping[str, Rule], prefix: str, skip: str | None = None
+) -> dict[str, Any]:
+    """``$<prefix>_<stem>_in/_open/_out`` of every position but ``skip`` (see :data:`MEMBERSHIP`),
+    and ``$<prefix>_a<i>_free`` of every object: True when ``g``'s object has no attribute (its
+    attribute condition then passes whatever the object has)."""
+    params: dict[str, Any] = {}
+    for pos in positions(g):
+        if pos == skip:
+            continue
+        rule = rules[pos]
+        included, is_open, excluded = MEMBERSHIP[rule.op](rule)
+        stem = f"{prefix}_{_PARAM_LETTER[pos.kind]}{pos.number}"
+        params[f"{stem}_in"] = included or [NEVER]
+        params[f"{stem}_open"] = is_open
+        params[f"{stem}_out"] = excluded or [NEVER]
+    for i, obj in enumerate(g.objects):
+        params[f"{prefix}_a{i}_free"] = obj.attribute is None
+        if obj.attribute is None:  # the parameters of a real position, with the same types
+            params.update({f"{prefix}_a{i}_in": [NEVER], f"{prefix}_a{i}_open": False})
+            params[f"{prefix}_a{i}_out"] = [NEVER]
+    return params
+
+
+def _original_params(g: Subgraph, prefix: str, skip: str | None = None) -> dict[str, Any]:
+    """``$<prefix>_eq_<stem>``: ``g``'s name at every position but ``skip`` (edit counting);
+    :data:`NEVER` for an object without attribute (``$<prefix>_a<i>_free`` says it never
+    differs)."""
+    params: dict[str, Any] = {
+        f"{prefix}_eq_{_PARAM_LETTER[pos.kind]}{pos.number}": name_at(g, pos)
+        for pos in positions(g)
+        if pos != skip and pos.kind != "attribute"
+    }
+    for i, obj in enumerate(g.objects):
+        params[f"{prefix}_eq_a{i}"] = NEVER if obj.attribute is None else obj.attribute
+    return params
+
+
+# -- text pieces -------------------------------------------------------------------------------
+
+
+def _membership(var: str, stem: str, attribute: bool) -> str:
+    """The one condition of a position (name, or some attribute of ``var``)."""
+    slots = {"v": var, "inc": f"{stem}_in", "open": f"{stem}_open", "exc": f"{stem}_out"}
+    if attribute:
+        return render("attribute_open", free=f"{stem}_free", **slots)
+    return render("name_open", **slots)
+
+
+def _node_conditions(
+    node: str, prefix: str, bound_objects: Sequence[str], anchor: bool = False
+) -> list[str]:
+    """The WHERE conditions of one node: its positions, and for an object that it is none of the
+    objects bound before it. An anchor's name is an equality (the planner seeks it)."""
+    out = []
+    for pos, stem in _node_positions(node):
+        if anchor and not pos.startswith("attribute"):
+            out.append(render("name_eq", v=node, p=f"{prefix}_{stem}"))
+        else:
+            out.append(_membership(node, f"{prefix}_{stem}", pos.startswith("attribute")))
+    if node.startswith("o"):
+        out += [render("distinct", a=node, b=other) for other in bound_objects]
+    return out
+
+
+def _changes(node: str, prefix: str, skip: str | None = None) -> list[str]:
+    """Per position of the node (but ``skip``): 1 when it differs from ``g``'s name, else 0."""
+    out = []
+    for pos, stem in _node_positions(node):
+        if pos == skip:
+            continue
+        param = f"{prefix}_eq_{stem}"
+        if pos.startswith("attribute"):
+            out.append(render("change_attribute", p=param, v=node, free=f"{prefix}_{stem}_free"))
+        else:
+            out.append(render("change_name", p=param, v=node))
+    return out
 
 
 def _clause(head: str, conditions: list[str]) -> str:
@@ -167,67 +315,101 @@ def _clause(head: str, conditions: list[str]) -> str:
     return "\n".join(lines)
 
 
-def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[str, dict[str, Any]]:
-    """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values); memoized, since a
-    lookup builds the same branches round after round."""
-    text, params = _branch_text(g, tuple(sorted(rules.items())), prefix)
-    return text, dict(params)
+class _Counter:
+    """The running edit count of a counting walk: ``WITH …, c<n-1> + <changes> AS c<n>`` then
+    ``WHERE c<n> <= $<prefix>_max`` (embeddings with too many edits are dropped early)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.counters: list[str] = []
+
+    def carried(self) -> list[str]:
+        return self.counters[-1:]
+
+    def clauses(self, bound: list[str], changes: list[str]) -> list[str]:
+        """The boundary after a step; a plain ``WITH`` when the step changes nothing."""
+        carried = self.carried()
+        if not changes:
+            return [render("with", bound=", ".join(bound + carried))]
+        c = f"c{len(self.counters)}"
+        self.counters.append(c)
+        return [
+            render(
+                "with_count",
+                bound=", ".join(bound + carried),
+                total=" + ".join(carried + changes),
+                c=c,
+            ),
+            render("where", condition=render("at_most", c=c, p=f"{self.prefix}_max")),
+        ]
 
 
-@lru_cache(maxsize=4096)
-def _branch_text(
-    g: Subgraph, frozen_rules: tuple[tuple[str, Rule], ...], prefix: str
-) -> tuple[str, dict[str, Any]]:
-    rules = dict(frozen_rules)
+def _return_names(skeleton: Skeleton, fragment: str, tag: str) -> str:
+    """The RETURN of a branch that reports the names found at every position of ``g``."""
+
+    def items(var: str, count: int, prop: str) -> str:
+        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+
+    objects = skeleton.objects
+    return render(
+        fragment,
+        tag=tag,
+        names=items("o", objects, "name"),
+        attributes=items("o", objects, "attributes"),
+        relation_names=items("r", len(skeleton.relations), "name"),
+        relmod_names=items("m", len(skeleton.relmods), "name"),
+    )
+
+
+# -- image-first branches: per signature, and combined --------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def image_walk_text(skeleton: Skeleton, prefix: str, counting: bool) -> str:
+    """``g``'s shape inside a batch of images (``UNWIND $<prefix>_ids``), in canonical order.
+
+    Each MATCH is followed by a ``WITH`` (a planning boundary: FalkorDB would otherwise anchor on
+    another name index, measured); when ``counting``, that ``WITH`` also sums the edits so far.
+    """
     if not _IDENTIFIER.match(prefix):
         raise BuilderError(f"bad prefix {prefix!r}")
-    missing = set(positions(g)) - set(rules)
-    extra = set(rules) - set(positions(g))
-    if missing or extra:
-        raise BuilderError(f"rules must cover exactly the positions of {g.key}")
-    params: dict[str, Any] = {}
-
-    def object_conditions(i: int) -> list[str]:
-        out = _conditions(f"o{i}", "name", rules[f"object@{i}"], f"{prefix}_o{i}", params)
-        if g.objects[i].attribute is not None:
-            out += _conditions(
-                f"o{i}", "attribute", rules[f"attribute@{i}"], f"{prefix}_a{i}", params
-            )
-        out += [render("distinct", a=f"o{i}", b=f"o{k}") for k in range(i)]
-        return out
-
-    incoming: dict[int, tuple[str, int]] = {}
-    for j, rel in enumerate(g.relations):
-        incoming[rel.object] = ("relation", j)
-    for k, mod in enumerate(g.relmods):
-        incoming[mod.object] = ("relmod", k)
+    counter = _Counter(prefix)
     clauses = [
         render("images", ids=f"{prefix}_ids"),
         render("with", bound="i"),
-        _clause(render("root", o="o0"), object_conditions(0)),
+        _clause(render("root", o="o0"), _node_conditions("o0", prefix, [])),
     ]
     bound = ["i", "o0"]
-    for i in range(1, len(g.objects)):
-        kind, index = incoming[i]
-        if kind == "relation":
-            rel = g.relations[index]
-            head = render("relation", r=f"r{index}", s=f"o{rel.subject}", t=f"o{i}")
-            own = _conditions(
-                f"r{index}", "name", rules[f"relation@{index}"], f"{prefix}_r{index}", params
-            )
+    if counting:
+        clauses += counter.clauses(bound, _changes("o0", prefix))
+    incoming = skeleton.incoming()
+    for i in range(1, skeleton.objects):
+        if not counting:
+            clauses.append(render("with", bound=", ".join(bound)))
+        edge, target = incoming[i], f"o{i}"
+        if edge.startswith("r"):
+            subject = skeleton.relations[int(edge[1:])][0]
+            head = render("relation", r=edge, s=f"o{subject}", t=target)
         else:
-            mod = g.relmods[index]
-            head = render("relmod", m=f"m{index}", r=f"r{mod.relation}", t=f"o{i}")
-            own = _conditions(
-                f"m{index}", "name", rules[f"relmod@{index}"], f"{prefix}_m{index}", params
-            )
-        # a planning boundary: FalkorDB would otherwise anchor on another name index (measured)
-        clauses.append(render("with", bound=", ".join(bound)))
-        clauses.append(_clause(head, own + object_conditions(i)))
-        bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
+            relation = skeleton.relmods[int(edge[1:])][0]
+            head = render("relmod", m=edge, r=f"r{relation}", t=target)
+        conditions = _node_conditions(edge, prefix, [])
+        conditions += _node_conditions(target, prefix, [f"o{k}" for k in range(i)])
+        clauses.append(_clause(head, conditions))
+        bound += [edge, target]
+        if counting:
+            changes = _changes(edge, prefix) + _changes(target, prefix)
+            clauses += counter.clauses(bound, changes)
+    clauses.append(_return_names(skeleton, "return", f"{prefix}_tag"))
+    return "\n".join(clauses)
 
-    clauses.append(_return_names(g, "return", f"{prefix}_tag"))
-    return "\n".join(clauses), params
+
+def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[str, dict[str, Any]]:
+    """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values): the text from
+    ``g``'s skeleton (cached), the rules as membership parameters."""
+    _check_rules(g, rules)
+    text = image_walk_text(Skeleton.of(g), prefix, False)
+    return text, _membership_params(g, rules, prefix)
 
 
 def match_query(
@@ -253,25 +435,31 @@ def union_query(branches: Sequence[Branch]) -> tuple[str, dict[str, Any]]:
     return f"\n{render('union')}\n".join(texts), params
 
 
-def _return_names(g: Subgraph, fragment: str, tag: str) -> str:
-    """The RETURN of a branch that reports the names found at every position of ``g``."""
+@dataclass(frozen=True)
+class CombinedBranch:
+    """All edit signatures at once: every position holds ``g``'s name or passes its rule, and at
+    most ``max_changes`` positions differ from ``g`` (counted as the match grows, so that
+    embeddings with too many edits are dropped early). Rows carry the names found, as branches
+    do; the caller sorts each embedding into its signature (or a positive: no change)."""
 
-    def items(var: str, count: int, prop: str) -> str:
-        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
-
-    return render(
-        fragment,
-        tag=tag,
-        names=items("o", len(g.objects), "name"),
-        attributes=items("o", len(g.objects), "attributes"),
-        relation_names=items("r", len(g.relations), "name"),
-        relmod_names=items("m", len(g.relmods), "name"),
-    )
+    g: Subgraph
+    rules: Mapping[str, Rule]
+    max_changes: int
+    image_ids: Sequence[str]
 
 
-def position_kind(position: str) -> str:
-    """``object``, ``attribute``, ``relation`` or ``relmod``."""
-    return parse_position(position)[0]
+def combined_query(branch: CombinedBranch) -> tuple[str, dict[str, Any]]:
+    """One combined branch as a complete query (parameters ``$c_*``)."""
+    g, prefix = branch.g, "c"
+    _check_rules(g, branch.rules)
+    params = _membership_params(g, branch.rules, prefix)
+    params.update(_original_params(g, prefix))
+    params.update({f"{prefix}_max": branch.max_changes, f"{prefix}_tag": 0})
+    params[f"{prefix}_ids"] = list(branch.image_ids)
+    return image_walk_text(Skeleton.of(g), prefix, True), params
+
+
+# -- index-started (direct) branches -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -293,134 +481,74 @@ class AnchoredBranch:
     the anchor (their shared walk from the anchor is done once)."""
 
 
-def _nodes(g: Subgraph) -> dict[str, list[tuple[str, str, str]]]:
-    """The subgraph as a node graph: ``node -> [(neighbour, edge type, direction)]``."""
-    adjacent: dict[str, list[tuple[str, str, str]]] = {f"o{i}": [] for i in range(len(g.objects))}
+@lru_cache(maxsize=1024)
+def anchored_walk_text(
+    skeleton: Skeleton, anchor: str, prefix: str, split: bool, counting: bool
+) -> str:
+    """One direct branch: walk outward from the anchor node (``o<i>``, ``r<j>`` or ``m<k>``),
+    breadth first, one edge per MATCH, each step followed by ``WITH`` so that FalkorDB keeps the
+    order (it otherwise starts from whichever name index it likes); the image comes last."""
+    if not _IDENTIFIER.match(prefix):
+        raise BuilderError(f"bad prefix {prefix!r}")
+    anchor_position = f"{_POSITION_OF[anchor[0]]}@{int(anchor[1:])}"
+    adjacent = skeleton.adjacency()
+    counter = _Counter(prefix)
 
-    def link(a: str, edge: str, b: str) -> None:
-        adjacent.setdefault(a, []).append((b, edge, "out"))
-        adjacent.setdefault(b, []).append((a, edge, "in"))
+    def boundary(node: str, bound: list[str]) -> list[str]:
+        if not counting:
+            return [render("with", bound=", ".join(bound))]
+        return counter.clauses(bound, _changes(node, prefix, skip=anchor_position))
 
-    for j, rel in enumerate(g.relations):
-        link(f"o{rel.subject}", "SUBJ", f"r{j}")
-        link(f"r{j}", "OBJ", f"o{rel.object}")
-    for k, mod in enumerate(g.relmods):
-        link(f"r{mod.relation}", "MOD", f"m{k}")
-        link(f"m{k}", "OBJ", f"o{mod.object}")
-    return adjacent
-
-
-_LABEL_OF = {"o": "Object", "r": "Relation", "m": "RelMod"}
-_POSITION_OF = {"o": "object", "r": "relation", "m": "relmod"}
-_LETTER_OF = {kind: letter for letter, kind in _POSITION_OF.items()}
-# Parameter letters of every position kind (relation and relmod both start with "r").
-_PARAM_LETTER = {"object": "o", "attribute": "a", "relation": "r", "relmod": "m"}
-
-
-class _AnchoredWalk:
-    """The text of one direct branch, built step by step (see :func:`anchored_branch_text`)."""
-
-    def __init__(self, branch: AnchoredBranch, prefix: str) -> None:
-        self.g, self.rules, self.prefix = branch.g, branch.rules, prefix
-        self.params: dict[str, Any] = {}
-        self.counting = branch.max_changes is not None
-        self.counters: list[str] = []
-        if self.counting:
-            self.params[f"{prefix}_max"] = branch.max_changes
-
-    def node_positions(self, node: str) -> list[str]:
-        letter, number = node[0], int(node[1:])
-        out = [f"{_POSITION_OF[letter]}@{number}"]
-        if letter == "o" and self.g.objects[number].attribute is not None:
-            out.append(f"attribute@{number}")
-        return out
-
-    def conditions(self, node: str, bound_objects: list[str]) -> list[str]:
-        letter, number = node[0], int(node[1:])
-        pos = f"{_POSITION_OF[letter]}@{number}"
-        prefix, params = self.prefix, self.params
-        out = _conditions(node, "name", self.rules[pos], f"{prefix}_{node}", params)
-        if letter == "o":
-            if self.g.objects[number].attribute is not None:
-                rule = self.rules[f"attribute@{number}"]
-                out += _conditions(node, "attribute", rule, f"{prefix}_a{number}", params)
-            out += [render("distinct", a=node, b=other) for other in bound_objects]
-        return out
-
-    def boundary(self, node: str, bound: list[str]) -> list[str]:
-        """``WITH`` after a step; when counting, it also adds the step's edits to the count."""
-        changes = []
-        if self.counting:
-            for pos in self.node_positions(node):
-                if self.rules[pos].op == "eq":
-                    continue  # a fixed position never differs
-                pkind, pindex = parse_position(pos)
-                param = f"{self.prefix}_eq_{_PARAM_LETTER[pkind]}{pindex}"
-                self.params[param] = name_at(self.g, pos)
-                fragment = "change_attribute" if pkind == "attribute" else "change_name"
-                changes.append(render(fragment, p=param, v=node))
-        counters = self.counters
-        if not changes:
-            carried = counters[-1:] if counters else []
-            return [render("with", bound=", ".join(bound + carried))]
-        c = f"c{len(counters)}"
-        total = " + ".join(counters[-1:] + changes)
-        carried = counters[-1:]
-        counters.append(c)
-        return [
-            render("with_count", bound=", ".join(bound + carried), total=total, c=c),
-            render("where", condition=render("at_most", c=c, p=f"{self.prefix}_max")),
-        ]
-
-    def walk(self, start: str) -> list[str]:
-        """MATCH clauses from the anchor outward, breadth first, one edge per clause."""
-        adjacent = _nodes(self.g)
-        bound = [start]
-        objects = [start] if start.startswith("o") else []
-        head = render("anchor", v=start, label=_LABEL_OF[start[0]])
-        clauses = [_clause(head, self.conditions(start, []))]
-        queue = [start]
-        last = start
-        while queue:
-            node = queue.pop(0)
-            for other, edge, direction in adjacent[node]:
-                if other in bound:
-                    continue
-                clauses += self.boundary(last, bound)
-                name = "hop_out" if direction == "out" else "hop_in"
-                head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
-                clauses.append(_clause(head, self.conditions(other, list(objects))))
-                bound.append(other)
-                last = other
-                if other.startswith("o"):
-                    objects.append(other)
-                queue.append(other)
-        return clauses + self.boundary(last, bound)
+    objects = [anchor] if anchor.startswith("o") else []
+    head = render("anchor", v=anchor, label=_LABEL_OF[anchor[0]])
+    clauses = [_clause(head, _node_conditions(anchor, prefix, [], anchor=True))]
+    bound, queue, last = [anchor], [anchor], anchor
+    while queue:
+        node = queue.pop(0)
+        for other, edge, direction in adjacent[node]:
+            if other in bound:
+                continue
+            clauses += boundary(last, list(bound))
+            name = "hop_out" if direction == "out" else "hop_in"
+            head = render(name, a=node, b=other, type=edge, label=_LABEL_OF[other[0]])
+            clauses.append(_clause(head, _node_conditions(other, prefix, objects)))
+            bound.append(other)
+            last = other
+            if other.startswith("o"):
+                objects.append(other)
+            queue.append(other)
+    clauses += boundary(last, list(bound))
+    conditions = [render("split", p=f"{prefix}_split")] if split else []
+    clauses.append(_clause(render("image_of", o="o0"), conditions))
+    if counting:
+        clauses.append(_return_names(skeleton, "return_distinct", f"{prefix}_tag"))
+    else:
+        clauses.append(render("return_ids", tag=f"{prefix}_tag"))
+    return "\n".join(clauses)
 
 
 def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict[str, Any]]:
-    """One direct branch: walk ``g`` outward from the anchor node, one edge per MATCH.
-
-    Each step is followed by ``WITH`` so that FalkorDB keeps the order (it otherwise starts
-    from whichever name index it likes); the image comes last.
-    """
-    kind, index = parse_position(branch.anchor)
-    if kind == "attribute" or branch.rules[branch.anchor].op != "eq":
+    """One direct branch: the text from the skeleton, the anchor and whether it has a split and
+    counts (cached); the anchor's name, the other positions' rules, ``g``'s names (counting), the
+    split and the tag as parameters."""
+    g, anchor = branch.g, branch.anchor
+    _check_rules(g, branch.rules)
+    kind, index = parse_position(anchor)
+    if kind == "attribute" or branch.rules[anchor].op != "eq":
         raise BuilderError("the anchor must be a fixed object, relation or rel-mod name")
-    walk = _AnchoredWalk(branch, prefix)
-    clauses = walk.walk(f"{_LETTER_OF[kind]}{index}")
-    params = walk.params
-    image_conditions = []
+    node = f"{_LETTER_OF[kind]}{index}"
+    counting = branch.max_changes is not None
+    params = _membership_params(g, branch.rules, prefix, skip=anchor)
+    params[f"{prefix}_{node}"] = _value(branch.rules[anchor])
+    if counting:
+        params.update(_original_params(g, prefix, skip=anchor))
+        params[f"{prefix}_max"] = branch.max_changes
     if branch.split is not None:
         params[f"{prefix}_split"] = branch.split
-        image_conditions.append(render("split", p=f"{prefix}_split"))
-    clauses.append(_clause(render("image_of", o="o0"), image_conditions))
     params[f"{prefix}_tag"] = branch.tag
-    if walk.counting:
-        clauses.append(_return_names(branch.g, "return_distinct", f"{prefix}_tag"))
-    else:
-        clauses.append(render("return_ids", tag=f"{prefix}_tag"))
-    return "\n".join(clauses), params
+    skeleton = Skeleton.of(g)
+    text = anchored_walk_text(skeleton, node, prefix, branch.split is not None, counting)
+    return text, params
 
 
 def anchored_query(branches: Sequence[AnchoredBranch]) -> tuple[str, dict[str, Any]]:
@@ -434,102 +562,3 @@ def anchored_query(branches: Sequence[AnchoredBranch]) -> tuple[str, dict[str, A
         texts.append(text)
         params.update(own)
     return f"\n{render('union')}\n".join(texts), params
-
-
-@dataclass(frozen=True)
-class CombinedBranch:
-    """All edit signatures at once: every position holds ``g``'s name or passes its rule, and at
-    most ``max_changes`` positions differ from ``g`` (counted as the match grows, so that
-    embeddings with too many edits are dropped early). Rows carry the names found, as branches
-    do; the caller sorts each embedding into its signature (or a positive: no change)."""
-
-    g: Subgraph
-    rules: Mapping[str, Rule]
-    max_changes: int
-    image_ids: Sequence[str]
-
-
-def combined_query(branch: CombinedBranch) -> tuple[str, dict[str, Any]]:
-    """One combined branch as a complete query (parameters ``$c_*``)."""
-    text, params = _combined_text(branch.g, tuple(sorted(branch.rules.items())), branch.max_changes)
-    out = dict(params)
-    out["c_ids"] = list(branch.image_ids)
-    return text, out
-
-
-@lru_cache(maxsize=1024)
-def _combined_text(
-    g: Subgraph, frozen_rules: tuple[tuple[str, Rule], ...], max_changes: int
-) -> tuple[str, dict[str, Any]]:
-    rules = dict(frozen_rules)
-    if set(rules) != set(positions(g)):
-        raise BuilderError(f"rules must cover exactly the positions of {g.key}")
-    prefix = "c"
-    params: dict[str, Any] = {f"{prefix}_max": max_changes, f"{prefix}_tag": 0}
-    counters: list[str] = []
-
-    def changes(i: int | None, pos: str) -> list[str]:
-        kind, index = parse_position(pos)
-        param = f"{prefix}_eq_{_PARAM_LETTER[kind]}{index}"
-        params[param] = name_at(g, pos)
-        if kind == "attribute":
-            return [render("change_attribute", p=param, v=f"o{index}")]
-        var = {"object": "o", "relation": "r", "relmod": "m"}[kind] + str(index)
-        return [render("change_name", p=param, v=var)]
-
-    def object_parts(i: int) -> tuple[list[str], list[str]]:
-        conds = _conditions(f"o{i}", "name", rules[f"object@{i}"], f"{prefix}_o{i}", params)
-        counts = changes(i, f"object@{i}")
-        if g.objects[i].attribute is not None:
-            conds += _conditions(
-                f"o{i}", "attribute", rules[f"attribute@{i}"], f"{prefix}_a{i}", params
-            )
-            counts += changes(i, f"attribute@{i}")
-        conds += [render("distinct", a=f"o{i}", b=f"o{k}") for k in range(i)]
-        return conds, counts
-
-    def count_clause(bound: list[str], counts: list[str]) -> list[str]:
-        c = f"c{len(counters)}"
-        total = " + ".join(([counters[-1]] if counters else []) + counts)
-        counters.append(c)
-        return [
-            render("with_count", bound=", ".join(bound), total=total, c=c),
-            render("where", condition=render("at_most", c=c, p=f"{prefix}_max")),
-        ]
-
-    incoming: dict[int, tuple[str, int]] = {}
-    for j, rel in enumerate(g.relations):
-        incoming[rel.object] = ("relation", j)
-    for k, mod in enumerate(g.relmods):
-        incoming[mod.object] = ("relmod", k)
-    conds, counts = object_parts(0)
-    clauses = [
-        render("images", ids=f"{prefix}_ids"),
-        render("with", bound="i"),
-        _clause(render("root", o="o0"), conds),
-    ]
-    bound = ["i", "o0"]
-    clauses += count_clause(bound, counts)
-    for i in range(1, len(g.objects)):
-        kind, index = incoming[i]
-        if kind == "relation":
-            rel = g.relations[index]
-            head = render("relation", r=f"r{index}", s=f"o{rel.subject}", t=f"o{i}")
-            own = _conditions(
-                f"r{index}", "name", rules[f"relation@{index}"], f"{prefix}_r{index}", params
-            )
-            own_count = changes(None, f"relation@{index}")
-        else:
-            mod = g.relmods[index]
-            head = render("relmod", m=f"m{index}", r=f"r{mod.relation}", t=f"o{i}")
-            own = _conditions(
-                f"m{index}", "name", rules[f"relmod@{index}"], f"{prefix}_m{index}", params
-            )
-            own_count = changes(None, f"relmod@{index}")
-        conds, counts = object_parts(i)
-        clauses.append(_clause(head, own + conds))
-        bound += [f"r{index}" if kind == "relation" else f"m{index}", f"o{i}"]
-        clauses += count_clause([*bound, counters[-1]], own_count + counts)
-
-    clauses.append(_return_names(g, "return", f"{prefix}_tag"))
-    return "\n".join(clauses), params

@@ -332,6 +332,13 @@ class Search:
             return self.store.read_many(union_query([branch]) for branch in branches)
         return self.store.read(*union_query(branches))
 
+    def _read_anchored(self, branches: list[AnchoredBranch]) -> list[Row]:
+        """The rows of every direct branch, as :meth:`_read_branches` reads branches: a union of
+        anchors is a new text for every new combination of anchors, which Neo4j plans anew."""
+        if self.store.backend.dialect == "neo4j":
+            return self.store.read_many(anchored_query([branch]) for branch in branches)
+        return self.store.read(*anchored_query(branches))
+
     def _verify_per_signature(self, batches: dict[int, list[str]]) -> tuple[Hits, set[str]]:
         """One exact branch per signature over its own batch (``UNION ALL``): the concrete
         ``g'`` per branch and image, and the positives."""
@@ -439,10 +446,9 @@ class Search:
         if not states:
             return
         branches, shared, counting = self._direct_branches(states)
-        query, params = anchored_query(branches)
         pools: dict[int, set[int]] = defaultdict(set)
         every = len(self.all_positions)
-        for row in self.store.read(query, params):
+        for row in self._read_anchored(branches):
             index = self.table.index.get(str(row["image_id"]))
             if index is None:
                 continue

@@ -21,7 +21,7 @@ is held to the strict rule until it is listed. FalkorDB's plans are pinned elsew
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,7 +274,7 @@ def builder_queries(loaded: Loaded, settings: Settings) -> dict[str, dict[str, A
     """Every distinct builder query (text -> its first params) of real lookups in every mode."""
     store = loaded.ensure()
     captured: dict[str, dict[str, Any]] = {}
-    read = store.read
+    read, read_many = store.read, store.read_many
 
     def recording(
         query: QueryLike, params: Params | None = None, *, timeout: float | None = None
@@ -284,6 +284,16 @@ def builder_queries(loaded: Loaded, settings: Settings) -> dict[str, dict[str, A
         # plans are checked here, not speed: a cold Neo4j on a busy 2-core machine can take
         # seconds to plan a many-branch query, more than the default read timeout allows
         return read(query, params, timeout=LOOKUP_TIMEOUT_S)
+
+    def recording_many(
+        statements: Iterable[tuple[QueryLike, Params]], *, timeout: float | None = None
+    ) -> list[Row]:
+        """A round's branches and direct branches: one statement each, in one transaction."""
+        batch = list(statements)
+        for query, params in batch:
+            if isinstance(query, str):
+                captured.setdefault(query, dict(params or {}))
+        return read_many(batch, timeout=LOOKUP_TIMEOUT_S)
 
     full: dict[str, Any] = {"per_signature": None, "positives_limit": None}
     direct = settings.model_copy(update={"related_direct_min_pool": 0, "related_batch_min": 1})
@@ -297,6 +307,7 @@ def builder_queries(loaded: Loaded, settings: Settings) -> dict[str, dict[str, A
     ]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(store, "read", recording)
+        patch.setattr(store, "read_many", recording_many)
         for mode, calls in modes:
             lookup = RelatedLookup(store, settings=mode)
             for g in subjects(loaded.scenes[:30] + loaded.scenes[-30:]):

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from covr.related.cypher_path import (
+    NEVER,
     AnchoredBranch,
     Branch,
     BuilderError,
@@ -61,9 +62,13 @@ def test_union_of_edited_and_relaxed_branches_matches_golden_text() -> None:
     relaxed["relation@0"] = Rule("ne", "wearing")
     query, params = union_query([Branch(g, edited, ["gqa:1"], 1), Branch(g, relaxed, ["gqa:2"], 2)])
     assert query == UNION
-    assert params["b0_o0"] == ["person", "guy"]
-    assert params["b0_o0_x"] == "man"
-    assert params["b1_a1"] == ["blue"]
+    assert (params["b0_o0_in"], params["b0_o0_open"]) == ([NEVER], True)
+    assert params["b0_o0_out"] == ["man", "person", "guy"]
+    assert (params["b0_a1_in"], params["b0_a1_open"]) == (["blue", "green"], False)
+    relaxed_attribute = (params["b1_a1_in"], params["b1_a1_open"], params["b1_a1_out"])
+    assert relaxed_attribute == ([NEVER], True, ["blue"])
+    relaxed_relation = (params["b1_r0_in"], params["b1_r0_open"], params["b1_r0_out"])
+    assert relaxed_relation == ([NEVER], True, ["wearing"])
     assert (params["b0_tag"], params["b1_tag"]) == (1, 2)
 
 
@@ -73,8 +78,8 @@ def test_names_never_enter_the_text() -> None:
     query, params = match_query(g, exact_rules(g), [evil])
     assert evil not in query
     assert not re.search(r"'[^']*'|\"[^\"]*\"", query)
-    assert params["b0_o0"] == evil
-    assert params["b0_a0"] == evil
+    assert params["b0_o0_in"] == [evil]
+    assert params["b0_a0_in"] == [evil]
     assert params["b0_ids"] == [evil]
 
 
@@ -122,7 +127,8 @@ def test_counting_anchored_query_matches_golden_text() -> None:
     )
     assert query == ANCHORED_COUNTING
     assert (params["d0_max"], params["d0_eq_o0"], params["d0_eq_a1"]) == (2, "man", "white")
-    assert "d0_eq_m0" not in params  # fixed positions are not counted
+    assert params["d0_a1_in"] == ["white", "black", "red"]
+    assert "d0_eq_m0" not in params  # the anchor never differs: it is not counted
 
 
 def test_counting_keeps_a_relation_and_a_relmod_apart() -> None:

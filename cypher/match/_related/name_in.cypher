@@ -1,3 +1,0 @@
-// fragment of the related-image match builder (covr.related.cypher_path); placeholders {{name}} take identifiers or rendered fragments
-// summary: a name from an allow-list
-{{v}}.name IN ${{p}}
