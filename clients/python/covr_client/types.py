@@ -523,7 +523,8 @@ class Example:
             "paper_template": self.paper_template,
             "answer_type": self.answer_type,
             "source_image": self.source_image,
-            "subgraphs": dict(self.subgraphs),
+            # role order (g, g2), as the engine writes them: a protobuf map keeps no order
+            "subgraphs": dict(sorted(self.subgraphs.items())),
             "structure": list(self.structure),
             "signatures": {image: list(self.signatures.get(image, ())) for image in self.scenes},
             "seed": self.seed,

@@ -372,6 +372,44 @@ def properties(
     )
 
 
+def _easiness_inputs(
+    train: Path | None, test: Path | None, examples: Path | None, split: Path | None
+) -> tuple[list[ExampleRecord], list[ExampleRecord]]:
+    """(training, test) examples of ``covr easiness``: two files, or one file's split as
+    ``covr split`` wrote it; a usage error (exit 2) names what is missing or mixed up, e.g. a
+    split's ``train.txt`` id list given where examples are expected."""
+    from covr.splits.builders import read_manifest
+    from covr.splits.evaluate import split_sets
+    from covr.splits.examples import read_examples
+
+    by_files, by_split = (train, test) != (None, None), (examples, split) != (None, None)
+    if by_files == by_split or None in ((train, test) if by_files else (examples, split)):
+        fail("give --train and --test, or --examples and --split", EXIT_BAD_INPUT)
+    for given in (train, test):
+        if given is not None and given.suffix == ".txt":  # a split's id list, not examples
+            fail(
+                f"{given} is a split's id list; give the examples and the split folder: "
+                f"--examples EXAMPLES.jsonl --split {given.parent}",
+                EXIT_BAD_INPUT,
+            )
+    train_data: list[ExampleRecord] = []
+    test_data: list[ExampleRecord] = []
+    with _bad_input():
+        if train is not None and test is not None:
+            train_data = read_examples(train, require_provenance=False)
+            test_data = read_examples(test, require_provenance=False)
+        elif examples is not None and split is not None:
+            lists = read_manifest(split)[1]
+            test_data, train_data, _ = split_sets(
+                read_examples(examples, require_provenance=False), lists
+            )
+    if not train_data or not test_data:
+        empty = "training" if not train_data else "test"
+        where = f"the {empty} list of {split} names none of {examples}" if split else ""
+        fail(f"no {empty} examples: {where or f'--{empty} holds none'}", EXIT_BAD_INPUT)
+    return train_data, test_data
+
+
 def easiness(
     train: Path | None = typer.Option(None, "--train", help="Training examples JSONL."),
     test: Path | None = typer.Option(None, "--test", help="Test examples JSONL."),
@@ -396,36 +434,12 @@ def easiness(
     """Instance easiness: how many of each test program's local structures the training programs
     already contain. Give the training and test examples as two files (--train, --test) or as a
     split of one file (--examples with --split: what 'covr split' writes)."""
-    from covr.splits.builders import read_manifest
-    from covr.splits.evaluate import split_sets
-    from covr.splits.examples import atomic_write_text, read_examples
+    from covr.splits.examples import atomic_write_text
     from covr.splits.local_structures import EasinessModel, compound_divergence
 
     if n not in (2, 3, 4):
         fail(f"--n must be 2, 3 or 4, got {n}", EXIT_BAD_INPUT)
-    by_files, by_split = (train, test) != (None, None), (examples, split) != (None, None)
-    if by_files == by_split or None in ((train, test) if by_files else (examples, split)):
-        fail("give --train and --test, or --examples and --split", EXIT_BAD_INPUT)
-    for given in (train, test):
-        if given is not None and given.suffix == ".txt":  # a split's id list, not examples
-            fail(
-                f"{given} is a split's id list; give the examples and the split folder: "
-                f"--examples EXAMPLES.jsonl --split {given.parent}",
-                EXIT_BAD_INPUT,
-            )
-    with _bad_input():
-        if train is not None and test is not None:
-            train_data = read_examples(train, require_provenance=False)
-            test_data = read_examples(test, require_provenance=False)
-        elif examples is not None and split is not None:
-            lists = read_manifest(split)[1]
-            test_data, train_data, _ = split_sets(
-                read_examples(examples, require_provenance=False), lists
-            )
-    if not train_data or not test_data:
-        empty = "training" if not train_data else "test"
-        where = f"the {empty} list of {split} names none of {examples}" if split else ""
-        fail(f"no {empty} examples: {where or f'--{empty} holds none'}", EXIT_BAD_INPUT)
+    train_data, test_data = _easiness_inputs(train, test, examples, split)
     model = EasinessModel(
         (e["program"] for e in train_data), n=n, anonymize=anonymize, siblings=siblings
     )
