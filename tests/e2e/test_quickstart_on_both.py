@@ -34,7 +34,7 @@ def quickstart(data_dir: Path, backend: str) -> tuple[dict[str, Any], bytes]:
         env=env, capture_output=True, text=True, timeout=1200, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout[done.stdout.index("\n{") + 1 :])
+    report = json.loads(done.stdout)  # stdout is the JSON only (messages go to stderr)
     return report, out.read_bytes()
 
 
