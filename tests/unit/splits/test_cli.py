@@ -211,7 +211,7 @@ def test_every_split_kind_feeds_easiness_and_evaluate(
     (``--examples`` with ``--split``) and ``covr evaluate`` (``--split``), as the README's flow
     runs them; the id list given where examples are expected gets a pointer to the right form."""
     examples = files["examples"]
-    commands = [
+    commands: list[list[Any]] = [
         ["zero-shot", "-p", "HAS-COUNT"],
         ["few-shot", "-p", "HAS-COUNT", "-m", 5],
         ["program", "--seeds", "0"],
@@ -220,7 +220,7 @@ def test_every_split_kind_feeds_easiness_and_evaluate(
         ["budget", "-b", 50],
         ["hop", "--gqa", files["gqa"], "--pair", "wooden,table"],
     ]
-    checked = []
+    checked: list[str] = []
     predictions = tmp_path / "pred.jsonl"
     predictions.write_text(
         "".join(
