@@ -15,7 +15,9 @@ and is reported as a ratio of images/s against the batched median of the same si
 run.
 
 Run: ``.venv/bin/python benchmarks/bench_load.py [--images 850 8500 85000] [--repeats 3]
-[--repeats-large 2] [--naive-repeats 3] [--json PATH]``.
+[--repeats-large 2] [--naive-repeats 3] [--durability-cost] [--json PATH]``.
+``--durability-cost`` also loads each size with snapshots only (``COVR_EMBEDDED_DURABILITY=
+snapshot``), interleaved, and reports the append-only file's cost as a ratio (issue 21).
 """
 
 from __future__ import annotations
@@ -96,14 +98,19 @@ def one_load(path: Path, data_dir: Path) -> dict[str, Any]:
     }
 
 
-def bench_pipeline(path: Path, work: Path) -> dict[str, Any]:
-    """One load in a fresh interpreter (see the module docstring)."""
+def bench_pipeline(path: Path, work: Path, durability: str | None = None) -> dict[str, Any]:
+    """One load in a fresh interpreter (see the module docstring); ``durability`` sets
+    ``COVR_EMBEDDED_DURABILITY`` for it (``None``: the default, ``always``)."""
     data_dir = Path(tempfile.mkdtemp(prefix="load-", dir=work))
+    env = dict(os.environ)
+    if durability is not None:
+        env["COVR_EMBEDDED_DURABILITY"] = durability
     done = subprocess.run(
         [sys.executable, __file__, "--single", str(path), "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if done.returncode != 0:
         raise SystemExit(f"load of {path} failed:\n{done.stderr}")
@@ -197,6 +204,12 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--work", type=Path, help="Directory for files and stores (kept).")
+    parser.add_argument(
+        "--durability-cost",
+        action="store_true",
+        help="Per size, also load with COVR_EMBEDDED_DURABILITY=snapshot (interleaved with the "
+        "default 'always') and report the append-only file's cost as a ratio of images/s.",
+    )
     parser.add_argument("--single", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -211,8 +224,25 @@ def main() -> None:
         if not path.exists():
             synthetic.write("gqa", path, images=images, seed=1)
         repeats = args.repeats_large if images >= LARGE else args.repeats
-        runs = [bench_pipeline(path, work) for _ in range(repeats)]
+        runs: list[dict[str, Any]] = []
+        snapshot_runs: list[dict[str, Any]] = []
+        for _ in range(repeats):  # interleaved: the machine's noise hits both modes alike
+            runs.append(bench_pipeline(path, work))
+            if args.durability_cost:
+                snapshot_runs.append(bench_pipeline(path, work, "snapshot"))
         row = summarize(images, path, runs)
+        if snapshot_runs:
+            row["snapshot_only"] = summarize(images, path, snapshot_runs)
+            row["durability_ratio"] = (
+                row["images_per_s_median"] / row["snapshot_only"]["images_per_s_median"]
+            )
+            print(
+                f"{images:>7,} images: append-only file (fsync always) "
+                f"{row['images_per_s_median']:,.0f} images/s vs snapshots only "
+                f"{row['snapshot_only']['images_per_s_median']:,.0f} images/s: "
+                f"ratio {row['durability_ratio']:.2f}",
+                flush=True,
+            )
         results["sizes"].append(row)
         print(
             f"{images:>7,} images ({row['file_mb']:.0f} MB), median of {repeats}: "

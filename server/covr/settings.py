@@ -121,6 +121,13 @@ class Settings(BaseSettings):
     write_batch_size: int = Field(
         default=10_000, ge=1, le=100_000, description="Rows per UNWIND write statement."
     )
+    embedded_durability: Literal["always", "everysec", "snapshot"] = Field(
+        default="always",
+        description="Embedded FalkorDB: 'always' = every write is in the append-only file, "
+        "fsynced, before it is acknowledged (survives a crash); 'everysec' = fsync once a "
+        "second (a crash may lose the last second); 'snapshot' = snapshots only (a crash loses "
+        "everything since the last snapshot).",
+    )
     snapshot_schedule: str = Field(
         default="900 1 300 100 60 10000",
         description="Embedded server RDB schedule: pairs of '<seconds> <changes>'.",

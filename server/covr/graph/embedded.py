@@ -29,6 +29,8 @@ __all__ = ["LOCK_NAME", "STATE_NAME", "EmbeddedServer", "ServerState"]
 SOCKET_NAME = "covr.sock"
 LOG_NAME = "falkordb.log"
 RDB_NAME = "covr.rdb"
+AOF_DIR = "appendonly"
+"""Folder (inside the data directory) of the append-only file: every acknowledged write."""
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes including the terminating NUL
 
 
@@ -113,21 +115,49 @@ class EmbeddedServer(ManagedServer):
             "--dir", str(self.data_dir),
             "--dbfilename", RDB_NAME,
             "--save", self.settings.snapshot_schedule,
-            "--appendonly", "no",
+            # An existing append-only file is the newest state: load it. Without one, start from
+            # the snapshot and switch the file on once loaded (_ready): starting with
+            # "appendonly yes" would create an empty file and ignore the snapshot.
+            "--appendonly", "yes" if self._aof_exists() else "no",
+            "--appendfsync", self._fsync(),
+            "--appenddirname", AOF_DIR,
             "--daemonize", "no",
             "--logfile", str(self.log_path),
             "--loadmodule", str(module), "TIMEOUT_DEFAULT", timeout_ms,
             "CACHE_SIZE", str(self.settings.embedded_query_cache),
         ]  # fmt: skip
 
+    def _aof_exists(self) -> bool:
+        return self.settings.embedded_durability != "snapshot" and any(
+            (self.data_dir / AOF_DIR).glob("*.manifest")
+        )
+
+    def _fsync(self) -> str:
+        """Redis's ``appendfsync`` for the configured durability (``always`` by default)."""
+        return "everysec" if self.settings.embedded_durability == "everysec" else "always"
+
     def _ready(self) -> bool:
-        """PING answers and the snapshot is loaded (Redis answers LOADING until then)."""
+        """PING answers, the data is loaded (Redis answers LOADING until then) and, unless
+        durability is ``snapshot``, every acknowledged write goes to the append-only file.
+
+        Why an append-only file: with snapshots alone, writes acknowledged since the last one
+        were lost when the server was killed (issue 21: 20 imported scene graphs gone). Measured
+        here with FalkorDB 4.16: ``everysec`` still lost a write acknowledged just before a
+        ``kill -9`` in 2 of 30 trials, ``always`` in 0 of 30 (tests/integration/graph/
+        test_durability.py keeps that check)."""
         if not self.socket_path.exists():
             return False
         client = self._client(2)
         try:
             client.execute_command("GRAPH.LIST")  # type: ignore[no-untyped-call]
-            return True
+            if self.settings.embedded_durability == "snapshot":
+                return True
+            info = client.info("persistence")
+            if not info.get("aof_enabled"):
+                # first start with durability on: write the loaded snapshot into the file
+                client.config_set("appendonly", "yes")
+                return False
+            return not (info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled"))
         except redis.RedisError:
             return False
         finally:
