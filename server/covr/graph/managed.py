@@ -11,8 +11,9 @@ Ownership of a server directory is an exclusive ``flock`` on ``covr.lock``:
   the server when it dies, and stops it when the process exits;
 - ``covr db start`` starts a "detached" server and hands the locked descriptor to the server
   process, so the lock lives exactly as long as that server; other processes attach to it;
-- a second process that wants to own a directory whose lock is held by an owning process gets
-  :class:`DataDirLocked` naming the holder, instead of two servers writing one store.
+- a second process attaches to the server of a directory whose lock is held (owned or detached),
+  waiting for one that is still starting; only when no server answers in time does it get
+  :class:`DataDirLocked` naming the holder, never a second server writing one store.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from covr.graph.errors import DataDirLocked, StoreUnavailable
 from covr.settings import Settings
 
 LOCK_NAME = "covr.lock"
+ATTACH_WAIT_S = 30.0
+"""How long a process waits for the server of a directory another process holds to answer."""
 STATE_NAME = "server.json"
 
 
@@ -202,10 +205,28 @@ class ManagedServer(ABC):
         if self._try_lock():
             self._adopt_or_start()
             return
-        state = self.read_state()
-        if state and state.mode == "detached" and self.answers():
-            return  # attached to a server started by `covr db start`
+        if self._attach():
+            return
         raise self._locked_error()
+
+    def _attach(self) -> bool:
+        """Use the server another process runs (detached, or owned by e.g. `covr serve`).
+
+        Why attach to an owned server too: while `covr serve` owned the directory, `covr show`
+        and `covr related` failed with "in use" (issue 21); they now go through the same server.
+        If its owner stops it, a later failed call makes this process the owner
+        (:meth:`ensure_running`). A server that is still starting is waited for."""
+        deadline = time.monotonic() + min(self.startup_timeout, ATTACH_WAIT_S)
+        while True:
+            state = self.read_state()
+            if state and self._pid_is_server(state.pid) and self.answers():
+                return True
+            if time.monotonic() >= deadline or self._try_lock():
+                if self._lock_fd is not None:  # the holder let go meanwhile: start our own
+                    self._adopt_or_start()
+                    return True
+                return False
+            time.sleep(0.2)
 
     def _adopt_or_start(self) -> None:
         """With the lock held: take over a server left by a dead owner, or start a new one."""
