@@ -47,8 +47,10 @@ class Oracle:
     def __init__(self, scenes: Iterable[SceneGraph]) -> None:
         self.objects: dict[Key, dict[str, Any]] = {}
         self.edges: list[tuple[Key, str, Key, list[tuple[str, Key]]]] = []
+        self.images: list[str] = []
         for scene in scenes:
             img = scene.image_id
+            self.images.append(img)
             for o in scene.objects:
                 self.objects[(img, o.id)] = {"name": o.name, "attrs": set(o.attributes)}
             for r in scene.relations:
@@ -137,7 +139,9 @@ class Oracle:
                 "geq": lambda x: x >= n,
                 "leq": lambda x: x <= n,
             }
-            return [(img, ks) for img, ks in ins[0] if sizes[cmp](len(ks))]
+            grouped = dict(ins[0])
+            every = {img: grouped.get(img, set()) for img in self.images}
+            return [(img, every[img]) for img in sorted(every) if sizes[cmp](len(every[img]))]
         if name == "keys":
             return {img for img, _ in ins[0]}
         if name == "query_name":

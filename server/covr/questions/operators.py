@@ -256,9 +256,21 @@ def _group_by_images(ctx: Context, step: int, deps: list[Value], args: list[Any]
     return tuple((image, frozenset(groups[image])) for image in sorted(groups))
 
 
+def _every_group(ctx: Context, groups: Sequence[tuple[str, frozenset[int]]]) -> list[Any]:
+    """The groups plus an empty group for every image of the world that has none.
+
+    Why: ``group_by_images`` only sees images with a match, but "How many images contain at most
+    1 dog?" is, as a reader takes it, also true of an image without dogs (issue 16 item 2). The
+    keep operators therefore judge every image of the question, not just the grouped ones."""
+    present = {image for image, _ in groups}
+    empty = [(image, frozenset[int]()) for image in ctx.world.images if image not in present]
+    return sorted([*groups, *empty], key=lambda group: group[0])
+
+
 def _keep(predicate: Callable[[int, int], bool]) -> Handler:
     def keep(ctx: Context, step: int, deps: list[Value], args: list[Any]) -> Value:
-        return tuple((k, v) for k, v in deps[0] if predicate(len(v), int(args[0])))
+        groups = _every_group(ctx, deps[0])
+        return tuple((k, v) for k, v in groups if predicate(len(v), int(args[0])))
 
     return keep
 

@@ -121,6 +121,25 @@ def test_table_11_program(world: World) -> None:
     assert execute(program, world) == 0
 
 
+def test_group_by_quantifiers_count_images_without_matches(world: World) -> None:
+    """Issue 16 item 2: "How many images contain at most 1 man?" over three images, one of which
+    has no man, is 3 as a reader counts (the imSitu image contains no man, so at most one); "at
+    least 1" and "exactly 1" stay 2."""
+    grouped = [step("find", ["man"]), step("group_by_images", deps=[0])]
+
+    def how_many(keep: str, k: int) -> int:
+        program = [*grouped, step(keep, [k], [1]), step("count", deps=[2])]
+        return int(execute(program, world))
+
+    assert how_many("keep_if_values_count_leq", 1) == 3
+    assert how_many("keep_if_values_count_leq", 0) == 1
+    assert how_many("keep_if_values_count_eq", 0) == 1
+    assert how_many("keep_if_values_count_eq", 1) == 2
+    assert how_many("keep_if_values_count_geq", 1) == 2
+    keys = [*grouped, step("keys", deps=[1]), step("count", deps=[2])]
+    assert execute(keys, world) == 2  # grouping alone still names only images with a man
+
+
 def test_counts_and_comparisons(world: World) -> None:
     men = [step("find", ["man"])]
     assert execute([*men, step("count", deps=[0])], world) == 2
