@@ -34,6 +34,8 @@ from covr.graph.store import (
 from covr.settings import Backend, Settings
 
 T = TypeVar("T")
+SNAPSHOT_REWRITE_TIMEOUT_S = 1800.0
+"""How long a snapshot waits for the append-only file rewrite (minutes at 1x GQA at most)."""
 
 # Identifiers for GRAPH.CONSTRAINT (not Cypher, so it cannot live in cypher/): a fixed allowlist.
 UNIQUE_KEYS: tuple[tuple[str, str], ...] = (
@@ -95,6 +97,7 @@ class FalkorStore(GraphStore):
         if self.server is not None:
             self._db = FalkorDB(
                 unix_socket_path=str(self.server.socket_path),
+                password=self.server.password(),
                 socket_timeout=self._socket_timeout,
                 socket_connect_timeout=self.settings.connect_timeout_s,
                 retry=no_retry(),
@@ -292,6 +295,8 @@ class FalkorStore(GraphStore):
     def snapshot(self) -> None:
         if self.server is not None:
             self.command("SAVE")
+            # the next start then loads a snapshot instead of replaying the load's statements
+            self.server.rewrite_log(SNAPSHOT_REWRITE_TIMEOUT_S)
 
     def clear(self) -> None:
         try:

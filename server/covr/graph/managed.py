@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -133,6 +134,25 @@ class ManagedServer(ABC):
     def _prepare_dir(self) -> None:
         self.server_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.server_dir, 0o700)
+
+    password_name = "password"  # noqa: S105 - a file name, not a password
+    """The file (in the server directory) holding the server's password."""
+
+    @property
+    def password_path(self) -> Path:
+        return self.server_dir / self.password_name
+
+    def password(self) -> str:
+        """The server's password, generated at its first start into a 0600 file: the file is
+        the truth, every start applies it, every client of the directory reads it."""
+        self._prepare_dir()
+        if not self.password_path.exists():
+            with contextlib.suppress(FileExistsError):  # two processes starting at once
+                fd = os.open(self.password_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(secrets.token_urlsafe(24) + "\n")
+        os.chmod(self.password_path, 0o600)
+        return self.password_path.read_text(encoding="utf-8").strip()
 
     # ----------------------------------------------------------------- state
     @property

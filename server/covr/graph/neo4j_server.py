@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -28,7 +27,6 @@ from covr.graph.managed import ManagedServer
 from covr.settings import Settings
 
 SERVER_DIR = "neo4j"
-PASSWORD_NAME = "password"  # noqa: S105 — a file name, not a password
 CONFIG_NAME = "neo4j.conf"
 LAUNCHER_LOG = "launcher.log"
 LAUNCHER_CLASS = "covr.neo4j.Launcher"
@@ -113,7 +111,6 @@ class ManagedNeo4j(ManagedServer):
     def __init__(self, settings: Settings) -> None:
         data_dir = settings.data_dir.expanduser().resolve()
         super().__init__(settings, data_dir / SERVER_DIR)
-        self.password_path = self.server_dir / PASSWORD_NAME
         self.config_path = self.server_dir / CONFIG_NAME
         self.log_path = self.server_dir / LAUNCHER_LOG
         self.debug_log = self.server_dir / "logs" / "debug.log"
@@ -128,16 +125,6 @@ class ManagedNeo4j(ManagedServer):
 
     def address(self) -> str:
         return f"bolt://127.0.0.1:{self._port}"
-
-    def password(self) -> str:
-        """The ``neo4j`` user's password, generated at first start (a 0600 file)."""
-        self._prepare_dir()
-        if not self.password_path.exists():
-            fd = os.open(self.password_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(secrets.token_urlsafe(24) + "\n")
-        os.chmod(self.password_path, 0o600)
-        return self.password_path.read_text(encoding="utf-8").strip()
 
     def credentials(self) -> tuple[str, str]:
         return USER, self.password()
