@@ -227,9 +227,10 @@ class Settings(BaseSettings):
     limit_id_chars: int = Field(
         default=256,
         ge=16,
-        le=1024,
+        le=256,
         description="Longest image, object, relation or rel-mod id (ids become unique keys; "
-        "FalkorDB crashes on a unique value of ~5,000 bytes).",
+        "FalkorDB crashes on a unique value of ~5,000 bytes, which four 256-character ids in "
+        "4-byte UTF-8 approach: so it can be lowered, not raised).",
     )
     limit_name_chars: int = Field(
         default=256, ge=16, le=4096, description="Longest name, attribute or relation name."
