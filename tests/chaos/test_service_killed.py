@@ -1,0 +1,63 @@
+"""``covr serve`` SIGKILLed in the middle of a GenerateQuestions stream (issue 21, item 5).
+
+The service runs as a subprocess (covr_client.testing, as a deployed client meets it); the SDK
+reads a stream of examples and the service dies after the first one. The SDK must raise a
+clear error (UNAVAILABLE) instead of ending the iteration as if the stream were complete, and
+``write_jsonl`` must leave no file (it writes beside the target and renames at the end). The
+killed service leaves its embedded FalkorDB running; the test adopts it by opening the data
+directory, checks the samples are all there, and stops it.
+
+Runs once (no ``backend``): the service process's death does not depend on the store.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from covr.graph import open_store
+from covr_client import Example, write_jsonl
+from covr_client.config import NO_RETRY
+from covr_client.errors import CovrError, UnavailableError
+from covr_client.testing import running_server
+from tests.integration.conftest import make_settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+IMAGE = "gqa:2370799"
+
+
+def test_the_sdk_raises_when_the_service_dies_mid_stream(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    out = tmp_path / "questions.jsonl"
+    with running_server(data_dir=data_dir) as server:
+        with server.client(retry=NO_RETRY, timeout=60) as client:
+            images = client.statistics().totals.images
+            seen: list[int] = []
+
+            def cut_after_first() -> Iterator[Example]:
+                # 253 examples over 2-4 s: the kill lands while the engine still generates
+                for index, example in enumerate(
+                    client.generate_questions(image_id=IMAGE, count=1000, seed=7)
+                ):
+                    seen.append(index)
+                    if index == 0:
+                        server.process.send_signal(signal.SIGKILL)
+                        server.process.wait(30)
+                    yield example
+
+            with pytest.raises(CovrError) as raised:
+                write_jsonl(cut_after_first(), out)
+        assert isinstance(raised.value, UnavailableError), raised.value
+        assert 1 <= len(seen) < 253
+        assert not out.exists()
+        assert not list(tmp_path.glob("*.jsonl*"))  # no partial file beside it either
+
+    # the data directory is whole: the orphaned store is adopted, read and stopped
+    with open_store(make_settings(data_dir)) as store:
+        rows = store.read("MATCH (i:Image) RETURN count(i) AS n", {})
+        assert rows[0]["n"] == images
