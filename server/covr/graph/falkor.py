@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -294,7 +295,13 @@ class FalkorStore(GraphStore):
 
     def snapshot(self) -> None:
         if self.server is not None:
-            self.command("SAVE")
+            try:
+                self.command("SAVE")
+            except QueryError as exc:
+                # The server answers a failed SAVE with a bare "ERR" (its reason, such as a full
+                # disk, goes only to its own log): say where it writes and how much room is left.
+                # It wrote to a temporary file, so the previous snapshot is still there.
+                raise QueryError("SAVE", _snapshot_failure(self.server, exc)) from exc
             # the next start then loads a snapshot instead of replaying the load's statements
             self.server.rewrite_log(SNAPSHOT_REWRITE_TIMEOUT_S)
 
@@ -315,3 +322,18 @@ class FalkorStore(GraphStore):
         finally:
             if self.server is not None:
                 self.server.close()
+
+
+def _snapshot_failure(server: EmbeddedServer, exc: QueryError) -> str:
+    """Why a snapshot failed, as far as this process can tell (issue 21: it said only "SAVE:")."""
+    directory = server.data_dir
+    try:
+        stat = os.statvfs(directory)
+        free = f"{stat.f_bavail * stat.f_frsize:,} bytes free there"
+    except OSError as err:
+        free = f"its free space cannot be read: {err.strerror or err}"
+    reason = exc.server_message.strip() or "no reason given"
+    return (
+        f"the snapshot could not be written to {directory} ({free}; server said: {reason}); "
+        "the previous snapshot is kept. Free disk space and snapshot again."
+    )
