@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from covr.graph import open_store
-from covr.graph.errors import GraphError
+from covr.graph.errors import GraphError, StoreUnavailable
 from covr_loaders.samples import load_bundled_samples
 from tests.integration.conftest import make_settings
 
@@ -107,3 +107,45 @@ def test_a_snapshot_on_a_full_disk_fails_clearly_and_keeps_the_last_one(tmp_path
             store.snapshot()
         with open_store(settings) as reopened:
             assert image_count(reopened) == images
+
+
+def servers_of(data_dir: Path) -> list[int]:
+    """Pids of the running processes whose command line names ``data_dir`` (its servers)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
+        except (OSError, IndexError):
+            continue
+        if str(data_dir) in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_write_on_a_full_disk_is_refused_as_unavailable_and_leaks_no_server(
+    tmp_path: Path,
+) -> None:
+    """With fsync-always durability the server exits when its log cannot grow; the store's
+    restart then could not write its state file and raised a bare OSError (INTERNAL through
+    the service) and left the restarted server running unrecorded, one more per call."""
+    with small_filesystem(tmp_path / "small") as data_dir:
+        settings = make_settings(data_dir)
+        with open_store(settings) as store:
+            store.apply_schema()
+            load_bundled_samples(store, settings)
+            images = image_count(store)
+            filler = data_dir / "filler"
+            fill(filler)
+            for _ in range(2):
+                with pytest.raises(StoreUnavailable) as refused:
+                    store.write("CREATE (:Probe {v: 1})", {})
+                assert "free disk space" in str(refused.value)
+                assert len(servers_of(data_dir)) <= 1
+            os.unlink(filler)
+            assert image_count(store) == images  # restarted once there is room
+            assert store.read("MATCH (p:Probe) RETURN count(p) AS n", {})[0]["n"] == 0
+            assert len(servers_of(data_dir)) == 1
+        assert servers_of(data_dir) == []

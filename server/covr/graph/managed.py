@@ -306,7 +306,19 @@ class ManagedServer(ABC):
             socket=self.address(),
             started_at=time.time(),
         )
-        self._write_state(state)
+        try:
+            self._write_state(state)
+        except OSError as exc:
+            # A full disk (issue 21): the server started but cannot be recorded, so no later
+            # call would find or stop it; it is stopped here and the store reports itself down.
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                process.kill()
+                process.wait(timeout=5)
+            raise StoreUnavailable(
+                f"the {self.label} of {self.data_dir} cannot be started: its state file "
+                f"{self.state_path} cannot be written ({exc.strerror or exc}); "
+                "free disk space in the data directory"
+            ) from exc
         self._wait_until_ready(process)
         self._process = None if detached else process
         return state
