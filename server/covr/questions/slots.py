@@ -23,6 +23,7 @@ from typing import Any
 
 from covr.questions.degeneracy import is_degenerate
 from covr.questions.example import Step
+from covr.questions.mass_nouns import is_mass
 from covr.questions.render import (
     edge_clause,
     finish,
@@ -41,7 +42,6 @@ from covr.questions.world import AttributeTypes
 from covr.related.api import RelatedImage
 from covr.scene.edits import Position, position
 from covr.scene.subgraph import Subgraph
-from covr.scene.text import MASS_NOUNS
 
 SIMILARITY_TYPES = ("color", "material", "shape")
 """Attribute types a nested similarity reference may switch to (closure_nested)."""
@@ -252,8 +252,8 @@ def _fill_subgraph(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
     f.views[name] = v
     form = spec["form"]
     counted = form == "plural" or form.startswith("count:")
-    if counted and v.root.name.strip().lower() in MASS_NOUNS:
-        return False  # "how many sand": mass nouns are not counted
+    if counted and is_mass(v.root.name):
+        return False  # "how many sand", "fewer airs": mass nouns are not counted (mass_nouns.py)
     if form.startswith("count:"):
         n = f.values[form[6:]]
         if n == 1 and root_is_plural(v):
