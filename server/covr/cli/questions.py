@@ -306,7 +306,8 @@ def export(
 ) -> None:
     """Export examples: canonical JSONL, or Parquet laid out for the Hugging Face Hub
     (DST/data/<split>-0000i-of-0000N.parquet and DST/README.md with dataset_info)."""
-    from covr.questions.export import read_jsonl, write_jsonl, write_parquet
+    from covr.questions.export import read_jsonl, write_jsonl
+    from covr.questions.parquet import write_parquet
 
     if fmt not in ("jsonl", "parquet"):
         fail("--format must be jsonl or parquet", EXIT_BAD_INPUT)

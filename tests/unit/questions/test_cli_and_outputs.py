@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from covr.cli.main import app
 from covr.questions.balance import balance, dedupe
-from covr.questions.export import ExampleFileError, read_jsonl, write_jsonl, write_parquet
+from covr.questions.export import ExampleFileError, read_jsonl, write_jsonl
+from covr.questions.parquet import write_parquet
 from covr.questions.stats import anonymize, table3
 from covr_loaders import synthetic
 

@@ -129,7 +129,7 @@ def test_malformed_files_name_file_and_line(tmp_path: Path) -> None:
 
 
 def test_parquet_export_is_browsed_like_jsonl(tmp_path: Path) -> None:
-    from covr.questions.export import write_parquet
+    from covr.questions.parquet import write_parquet
 
     examples = sample_examples()[:30]
     [path] = write_parquet(list(examples), tmp_path / "hub", split="val")
