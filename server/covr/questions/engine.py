@@ -280,15 +280,25 @@ class ImageGenerator:
 
 
 def qid(example: Example) -> str:
-    """A stable id from what makes an example distinct (split, template, text, images, answer)."""
+    """A stable id from everything that makes an example distinct: split, template, program,
+    text, images and answer (issue 16 item 5).
+
+    Why the program: two subgraphs can render to the same words over the same images yet ask
+    different things (the text hides a rel-mod or an attribute the program checks); without it
+    their ids collided and ``covr properties`` / ``covr split`` refused the file. What is *not*
+    hashed (seed, source image, signatures) is provenance: the same question over the same
+    images is one example however it was reached, so equal ids across runs mean equal examples
+    and :func:`covr.questions.generate.iter_examples` drops the repeats."""
     key = json.dumps(
         [
             example["split"],
             example["template"],
+            example["program"],
             example["utterance"],
             example["scenes"],
             example["answer"],
         ],
         ensure_ascii=False,
+        sort_keys=True,
     )
     return f"{example['split']}-{hashlib.blake2b(key.encode(), digest_size=8).hexdigest()}"

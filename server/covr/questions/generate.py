@@ -217,8 +217,28 @@ def iter_examples(
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[Example]:
-    """Examples for the images in input order; ``workers > 1`` uses forked processes (the provider
-    is inherited, not pickled) and returns the same bytes as one worker."""
+    """Examples for the images in input order, each ``qid`` once: a repeat (the same question
+    over the same images reached from another source image or subgraph) is dropped, so a raw
+    output file feeds ``covr properties`` and every ``covr split`` builder (issue 16 item 5).
+    ``workers > 1`` returns the same bytes as one worker."""
+    seen: set[str] = set()
+    stream = _iter_all(provider, options, image_ids, workers=workers, progress=progress)
+    for example in stream:
+        if example["qid"] not in seen:
+            seen.add(example["qid"])
+            yield example
+
+
+def _iter_all(
+    provider: RelatedProvider,
+    options: GenerationOptions,
+    image_ids: Sequence[str],
+    *,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[Example]:
+    """Every example, repeats included; ``workers > 1`` uses forked processes (the provider is
+    inherited, not pickled) and returns the same bytes as one worker."""
     global _WORKER
     if workers < 1:
         raise GenerationError("workers", "must be >= 1")
