@@ -7,7 +7,8 @@ Conversion (DESIGN.md §3, issue 3):
   (``stapling<TAB>AGENT staples ITEM onto SURFACE using TOOL at PLACE``), or, for verbs the
   templates file does not cover, from the ``abstract`` sentence of the space file;
 - the first role becomes the subject object, the verb a Relation from it to the second role's
-  object, and **every** later filled role with a connector a RelMod named by the connector
+  object (named with the verb's preposition when the template has one: ``surfing on`` from
+  ``AGENT surfs on TOOL``), and **every** later filled role with a connector a RelMod named by the connector
   (``onto``, ``using``, ``at``) off that Relation; PLACE only when ``COVR_LOAD_IMSITU_PLACE`` is on;
 - frame choice: the first frame with both leading roles filled (``first``), or the frame most
   annotators agree on among those (``majority``);
@@ -40,6 +41,73 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _SLOT = re.compile(r"^[A-Z][A-Z_]*[A-Z]$|^[A-Z]$")
 
 
+PARTICLES = frozenset(
+    [
+        "about",
+        "across",
+        "after",
+        "against",
+        "along",
+        "around",
+        "at",
+        "away",
+        "back",
+        "behind",
+        "beneath",
+        "beside",
+        "between",
+        "by",
+        "down",
+        "for",
+        "from",
+        "in",
+        "inside",
+        "into",
+        "of",
+        "off",
+        "on",
+        "onto",
+        "out",
+        "outside",
+        "over",
+        "past",
+        "through",
+        "to",
+        "toward",
+        "towards",
+        "under",
+        "up",
+        "upon",
+        "with",
+        "within",
+    ]
+)
+"""Words that may end a verb phrase before its object ("competes in", "picks up", "waits for")."""
+
+
+def verb_particle(connector: str) -> str:
+    """The preposition or particle that ends the second slot's connector: ``"competes in"`` ->
+    ``"in"``, ``"staples"`` -> ``""``, ``"carefully slices"`` -> ``""``.
+
+    Why: the second slot's connector is the finite verb plus whatever links it to its object;
+    the verb itself is the record's gerund, but the preposition is needed to say the relation
+    ("a boxer that is competing in a boxing match", not "competing a boxing match")."""
+    words = connector.split()[1:]  # the first word is the verb
+    tail: list[str] = []
+    for word in reversed(words):
+        if word not in PARTICLES:
+            break
+        tail.insert(0, word)
+    return " ".join(tail)
+
+
+def relation_name(verb: str, slots: list[RoleSlot]) -> str:
+    """The verb with its particle (``"competing in"``, ``"surfing on"``), like GQA's
+    ``"sitting on"``: see docs/questions.md (imSitu text) for why the name carries it."""
+    particle = verb_particle(slots[1].connector) if len(slots) > 1 else ""
+    return f"{verb} {particle}" if particle else verb
+
+
 @dataclass(frozen=True)
 class RoleSlot:
     """A role of a verb in sentence order, with the words that introduce it (may be empty)."""
@@ -61,8 +129,8 @@ def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSl
 
     Slots are the upper-case words (``AGENT``) or, when ``roles`` is given, the words naming one
     of them in any case. A connector is the lower-case words between the previous slot and this
-    one, articles dropped; the second slot's words are the verb itself and stay unused. A role
-    named twice keeps its first place.
+    one, articles dropped; the second slot's words are the verb and its particle, of which only
+    the particle is used (:func:`relation_name`). A role named twice keeps its first place.
     """
     known = {r.lower() for r in roles or []}
     slots: list[RoleSlot] = []
@@ -224,7 +292,13 @@ def convert(
             if s.role in present and s.connector
         )
         relations.append(
-            Relation(id=verb, name=verb, subject=leading[0], object=leading[1], mods=mods)
+            Relation(
+                id=verb,
+                name=relation_name(verb, slots),
+                subject=leading[0],
+                object=leading[1],
+                mods=mods,
+            )
         )
     graph = SceneGraph.build(
         source=SOURCE,

@@ -176,3 +176,48 @@ def test_bad_space_and_templates(tmp_path: Path) -> None:
     tab.write_text("stapling AGENT staples ITEM\n")
     with pytest.raises(InputFileError, match="line 1"):
         imsitu.load_templates(tab)
+
+
+def test_the_verbs_preposition_is_kept(space: imsitu.Space) -> None:
+    """Issue 16 item 8: ``AGENT surfs on TOOL at PLACE`` gives the relation ``surfing on`` (with
+    its ``at`` rel-mod), so the text says "a man that is surfing on a surfboard at a beach"."""
+    from covr.scene.enumerate import enumerate_subgraphs
+    from covr.scene.text import describe
+
+    graphs, _ = read(DIR / "dev.json", space)
+    (surfing,) = graphs["surfing_12.jpg"].relations
+    assert surfing.name == "surfing on"
+    assert surfing.id == "surfing"
+    assert [m.name for m in surfing.mods] == ["at"]
+    assert graphs["surfing_12.jpg"].extras["verb"] == "surfing"
+    assert graphs["stapling_1.jpg"].relations[0].name == "stapling"  # no particle, no change
+    texts = {describe(g) for g in enumerate_subgraphs(graphs["surfing_12.jpg"])}
+    assert any(" that is surfing on a" in t and " at a" in t for t in texts), texts
+    assert not any("surfing a" in t for t in texts)
+
+
+def test_competing_in_a_boxing_match(space: imsitu.Space) -> None:
+    """The issue's example, on a template with rel-mods: "competing in", never "competing a"."""
+    space.verbs["competing"] = imsitu.parse_template(
+        "AGENT competes in COMPETITION against OPPONENT at PLACE"
+    )
+    frame = {"agent": "n10287213", "competition": "n10287213", "opponent": "n10787470"}
+    graph = imsitu.convert("c.jpg", {"verb": "competing", "frames": [frame]}, "dev", space)
+    (relation,) = graph.relations
+    assert relation.name == "competing in"
+    assert [(m.name, m.object) for m in relation.mods] == [("against", "opponent")]
+
+
+@pytest.mark.parametrize(
+    ("connector", "particle"),
+    [
+        ("competes in", "in"),
+        ("picks up", "up"),
+        ("staples", ""),
+        ("carefully slices", ""),
+        ("looks out at", "out at"),
+        ("waits for", "for"),
+    ],
+)
+def test_verb_particle(connector: str, particle: str) -> None:
+    assert imsitu.verb_particle(connector) == particle
