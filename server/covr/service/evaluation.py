@@ -38,6 +38,9 @@ def _examples(
         except json.JSONDecodeError as exc:
             out.append(FieldViolation(where, f"not JSON: {exc.msg} at column {exc.colno}"))
             continue
+        except RecursionError:  # a line nested past the decoder's depth (INTERNAL before)
+            out.append(FieldViolation(where, "not JSON: nested too deeply"))
+            continue
         except ValueError as exc:
             out.append(FieldViolation(f"{where}.{str(exc).split(':', 1)[0]}", str(exc)))
             continue
@@ -58,7 +61,9 @@ def _predictions(raw: Mapping[str, str], out: list[FieldViolation]) -> dict[str,
             continue
         try:
             value = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
+            # not JSON, an integer past Python's digit limit (4,300: ValueError, issue 21), or
+            # nesting past the decoder's depth: all were INTERNAL before, each is the caller's
             out.append(FieldViolation(where, 'must be a JSON value (true, 3, "red")'))
             continue
         if not isinstance(value, bool | int | float | str) or (
