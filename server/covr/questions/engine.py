@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
+from covr.questions.names import ambiguous_images, queried_names
 from covr.questions.operators import execute
 from covr.questions.picking import pick_images
 from covr.questions.signature_rules import rule_holds, signature_order
@@ -51,6 +52,7 @@ class ImageGenerator:
         """Why candidate examples were dropped (execution failures, ``degenerate``, ...)."""
         self.parts = PartsCache()
         self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
+        self._names: dict[str, frozenset[str]] = {}
 
     # -- top level -----------------------------------------------------------------------------
 
@@ -200,6 +202,9 @@ class ImageGenerator:
     def _answer(
         self, instance: Instance, images: list[str], worlds: dict[tuple[str, ...], World]
     ) -> Any:
+        if self._ambiguous(instance, images):
+            self.failures["coreferent-name"] += 1
+            return None
         key = tuple(images)
         world = worlds.get(key)
         if world is None:
@@ -221,6 +226,21 @@ class ImageGenerator:
         return answer
 
     # -- rules ---------------------------------------------------------------------------------
+
+    def _ambiguous(self, instance: Instance, images: list[str]) -> bool:
+        """Whether an image holds a name co-referring with one the program looks for ("person"
+        beside "man"): the answer would depend on the reader's reading, so this image set is
+        not used for the example (:mod:`covr.questions.names`)."""
+        queried = queried_names(instance.program)
+        names = {i: self._image_names(i) for i in images}
+        return bool(ambiguous_images(queried, names))
+
+    def _image_names(self, image_id: str) -> frozenset[str]:
+        names = self._names.get(image_id)
+        if names is None:
+            scene = self.provider.scene(image_id)
+            names = self._names[image_id] = frozenset(o.name for o in scene.objects)
+        return names
 
     def _subgraph_ok(self, template: Template, g: Subgraph) -> bool:
         attribute = g.root.attribute

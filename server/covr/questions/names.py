@@ -1,0 +1,95 @@
+"""Name equivalence: which object names a reader may take to mean the same thing (issue 16 item 3).
+
+Why: scene graphs name one kind of thing several ways. In an image with ``person`` ×4, ``man`` ×1
+and ``people`` ×2, "How many people are there?" has no answer a careful annotator would sign:
+the program counts one name, a reader counts what they see. Two names *co-refer* when they are
+singular and plural of each other, synonyms, or one is a (transitive) hyponym of the other in the
+related-image noun groups (``covr/related/resources/nouns.json``: person ⊃ man, woman, people,
+...). Siblings (man/woman) do not co-refer. An image set in which a queried noun has a different,
+co-referring name present is not used for that example (:func:`ambiguous_images`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from covr.scene.text import singular
+
+_NAME_OPERATIONS = frozenset({"find", "choose_name"})
+"""Operations whose arguments are object names a reader has to recognize in the images."""
+
+
+def _norm(name: str) -> str:
+    return singular(" ".join(name.lower().split()))
+
+
+@cache
+def _groups() -> tuple[dict[str, frozenset[str]], dict[str, set[str]]]:
+    """Synonym sets and the transitive hyponym closure of the noun groups (singular forms)."""
+    raw = resources.files("covr.related").joinpath("resources", "nouns.json").read_text()
+    data = json.loads(raw)
+    synonyms: dict[str, frozenset[str]] = {}
+    for group in data["synonyms"]:
+        members = frozenset(_norm(w) for w in group)
+        for w in members:
+            synonyms[w] = synonyms.get(w, frozenset()) | members
+    below: dict[str, set[str]] = {}
+    for parent, children in data["hyponyms"].items():
+        below.setdefault(_norm(parent), set()).update(_norm(c) for c in children)
+    changed = True
+    while changed:  # transitive closure (the table is small: a few dozen entries)
+        changed = False
+        for parent, children in below.items():
+            more = set().union(*(below.get(c, set()) for c in children)) - children - {parent}
+            if more:
+                children |= more
+                changed = True
+    return synonyms, below
+
+
+def _family(name: str) -> frozenset[str]:
+    """The singular name with its synonyms (the unit hyponymy is judged on)."""
+    synonyms, _ = _groups()
+    one = _norm(name)
+    return synonyms.get(one, frozenset()) | {one}
+
+
+@cache
+def corefer(a: str, b: str) -> bool:
+    """Whether two different names may refer to the same object ("man"/"person", "men"/"man",
+    "guy"/"man"); ``False`` for identical names and for siblings ("man"/"woman")."""
+    if " ".join(a.lower().split()) == " ".join(b.lower().split()):
+        return False
+    fa, fb = _family(a), _family(b)
+    if fa & fb:
+        return True
+    _, below = _groups()
+    return any(y in below.get(x, ()) or x in below.get(y, ()) for x in fa for y in fb)
+
+
+def queried_names(program: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every object name the program looks for (``find`` and ``choose_name``), nested too."""
+    out: set[str] = set()
+    for step in program:
+        for arg in step["arguments"]:
+            if isinstance(arg, list):
+                out |= queried_names(arg)
+            elif step["operation"] in _NAME_OPERATIONS and isinstance(arg, str):
+                out.add(arg)
+    return out
+
+
+def ambiguous_images(
+    queried: Iterable[str], names_by_image: Mapping[str, Iterable[str]]
+) -> list[str]:
+    """The images holding a name that co-refers with a queried one (sorted)."""
+    wanted = set(queried)
+    return sorted(
+        image
+        for image, names in names_by_image.items()
+        if any(corefer(q, n) for q in wanted for n in set(names))
+    )
