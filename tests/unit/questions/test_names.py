@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -31,8 +32,8 @@ def test_names_that_do_not_corefer(a: str, b: str) -> None:
 
 
 def test_queried_names_reach_nested_programs() -> None:
-    inner = [{"operation": "find", "arguments": ["hat"], "dependencies": []}]
-    program = [
+    inner: list[dict[str, Any]] = [{"operation": "find", "arguments": ["hat"], "dependencies": []}]
+    program: list[dict[str, Any]] = [
         {"operation": "find", "arguments": ["man"], "dependencies": []},
         {"operation": "all", "arguments": [inner], "dependencies": [0]},
         {"operation": "choose_name", "arguments": ["cap", "bag"], "dependencies": [0]},
