@@ -257,11 +257,9 @@ def _group_by_images(ctx: Context, step: int, deps: list[Value], args: list[Any]
 
 
 def _every_group(ctx: Context, groups: Sequence[tuple[str, frozenset[int]]]) -> list[Any]:
-    """The groups plus an empty group for every image of the world that has none.
-
-    Why: ``group_by_images`` only sees images with a match, but "How many images contain at most
-    1 dog?" is, as a reader takes it, also true of an image without dogs (issue 16 item 2). The
-    keep operators therefore judge every image of the question, not just the grouped ones."""
+    """The groups plus an empty group for every image of the world without one. Why: "How many
+    images contain at most 1 dog?" is, as a reader takes it, also true of an image without dogs
+    (issue 16 item 2), so the keep operators judge every image, not just the grouped ones."""
     present = {image for image, _ in groups}
     empty = [(image, frozenset[int]()) for image in ctx.world.images if image not in present]
     return sorted([*groups, *empty], key=lambda group: group[0])
@@ -597,13 +595,5 @@ def execute(
     return run(program, ctx, check=check)[-1]
 
 
-__all__ = [
-    "CURRENT",
-    "REGISTRY",
-    "Context",
-    "ExecutionFailure",
-    "One",
-    "Operator",
-    "execute",
-    "run",
-]
+__all__ = ["CURRENT", "REGISTRY", "Context", "ExecutionFailure", "One", "Operator"]
+__all__ += ["execute", "run"]
