@@ -42,6 +42,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 if __package__ in (None, ""):
@@ -135,11 +136,19 @@ def soak_client(
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
         for request in reads[client : client + 3]:  # templates for imports (not timed)
-            templates.append(
-                stub.GetSceneGraph(
-                    store_pb2.GetSceneGraphRequest(image_id=request["image_id"]), timeout=120
-                ).scene_graph
-            )
+            for attempt in range(600):  # 16 clients start at once: the server refuses some
+                try:
+                    templates.append(
+                        stub.GetSceneGraph(
+                            store_pb2.GetSceneGraphRequest(image_id=request["image_id"]),
+                            timeout=120,
+                        ).scene_graph
+                    )
+                    break
+                except grpc.RpcError as exc:
+                    if exc.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED or attempt == 599:
+                        raise
+                    time.sleep(0.1 + rng.random() * 0.2)
         n = 0
         while time.monotonic() < end_at:
             kind = rng.choices(kinds, weights)[0]
@@ -403,7 +412,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"{rss_kb_series(store_rss, since, time.monotonic())}",
                 flush=True,
             )
-        results = [queue.get(timeout=CALL_TIMEOUT_S + 120) for _ in clients]
+        results: list[dict[str, Any]] = []
+        while len(results) < len(clients):  # a client that died never reports: fail, not hang
+            try:
+                results.append(queue.get(timeout=5))
+            except Empty:
+                if sum(p.is_alive() for p in clients) + len(results) < len(clients):
+                    if queue.empty():
+                        raise RuntimeError("a client process died (see its traceback)") from None
+                elif time.monotonic() > end_at + CALL_TIMEOUT_S + 120:
+                    raise RuntimeError("clients did not report") from None
         for p in clients:
             p.join(STOP_WAIT_S)
         service_rss.stop.set()
