@@ -3,8 +3,9 @@ batch commands (docs/questions.md)."""
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,12 +153,15 @@ def _write_generated(
     provider: Any, options: Any, ids: list[str], workers: int, out: Path, quiet: bool
 ) -> None:
     """Generate for ``ids`` with a progress bar, write the JSONL and print a summary (stderr)."""
+    from collections import Counter
+
     from covr.cli.progress import progress_bar
     from covr.questions.export import write_jsonl
     from covr.questions.generate import iter_examples as run
 
     per_template: dict[str, int] = {}
     answers: dict[str, set[str]] = {}
+    dropped: Counter[str] = Counter()
 
     def counted(items: Iterator[Example]) -> Iterator[Example]:
         for ex in items:
@@ -174,8 +178,10 @@ def _write_generated(
                 ids,
                 workers=workers,
                 progress=lambda k: progress.advance(task, k),
+                dropped=dropped,
             )
             n = write_jsonl(counted(examples), out)
+            write_dropped(out, dropped)
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
@@ -323,6 +329,18 @@ def export(
         typer.echo(str(path))
 
 
+def dropped_path(examples: Path) -> Path:
+    """Where ``covr generate`` records the dropped candidates of an examples file."""
+    return examples.with_name(examples.name + ".dropped.json")
+
+
+def write_dropped(examples: Path, dropped: Mapping[str, int]) -> None:
+    """Why candidates were not emitted (no distractor, a co-referring name, an execution
+    failure, a repeat), next to the examples: a file alone cannot say what it lacks."""
+    text = json.dumps({"dropped": dict(sorted(dropped.items()))}, indent=1)
+    dropped_path(examples).write_text(text + "\n")
+
+
 def stats(
     src: Path = typer.Argument(..., help="Examples (JSONL)."),
     plots: Path | None = typer.Option(None, "--plots", help="Write PNG plots into this directory."),
@@ -339,6 +357,8 @@ def stats(
     except QuestionError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     table = table3(examples)
+    if dropped_path(src).is_file():
+        table["dropped candidates"] = json.loads(dropped_path(src).read_text())["dropped"]
     if as_json:
         print_json(table)
     else:

@@ -164,7 +164,10 @@ class ImageGenerator:
         flip = first.template.images.flip
         for mode in ["main", "main"] + [flip] * self.options.flip_attempts:
             images = pick_images(first, rel, rng, mode, self._allowed)
-            if images is None or frozenset(images) in seen:
+            if images is None:
+                self.failures[f"images-{mode}"] += 1
+                continue
+            if frozenset(images) in seen:
                 continue
             seen.add(frozenset(images))
             (main if mode == "main" else flips).append(images)

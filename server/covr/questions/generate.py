@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, cast
@@ -184,10 +185,24 @@ def iter_for_subgraph(
     return _generator(provider, options, attribute_types).run_subgraph(image_id, g)
 
 
-def _work(image_id: str) -> list[Example]:
+def _work(image_id: str) -> tuple[list[Example], dict[str, int]]:
     assert _WORKER is not None
     provider, options = _WORKER
-    return generate_for_image(provider, options, image_id)
+    dropped: Counter[str] = Counter()
+    return list(_image_examples(provider, options, image_id, dropped)), dict(dropped)
+
+
+def _image_examples(
+    provider: RelatedProvider,
+    options: GenerationOptions,
+    image_id: str,
+    dropped: Counter[str] | None,
+) -> Iterator[Example]:
+    """One image's examples; then its generator's drop reasons are added to ``dropped``."""
+    generator = _generator(provider, options, None)
+    yield from generator.run(image_id)
+    if dropped is not None:
+        dropped.update(generator.failures)
 
 
 def check_images(
@@ -216,26 +231,31 @@ def iter_examples(
     *,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    dropped: Counter[str] | None = None,
 ) -> Iterator[Example]:
     """Examples for the images in input order, each ``qid`` once: a repeat (the same question
     over the same images reached from another source image or subgraph) is dropped, so a raw
     output file feeds ``covr properties`` and every ``covr split`` builder (issue 16 item 5).
-    ``workers > 1`` returns the same bytes as one worker."""
+    ``workers > 1`` returns the same bytes as one worker. ``dropped`` (when given) receives how
+    many candidates were dropped and why (``covr generate`` writes it for ``covr stats``)."""
     seen: set[str] = set()
-    stream = _iter_all(provider, options, image_ids, workers=workers, progress=progress)
+    drops: Counter[str] = dropped if dropped is not None else Counter()
+    stream = _iter_all(provider, options, image_ids, workers, progress, drops)
     for example in stream:
         if example["qid"] not in seen:
             seen.add(example["qid"])
             yield example
+        else:
+            drops["duplicate-qid"] += 1
 
 
 def _iter_all(
     provider: RelatedProvider,
     options: GenerationOptions,
     image_ids: Sequence[str],
-    *,
-    workers: int = 1,
-    progress: Callable[[int], None] | None = None,
+    workers: int,
+    progress: Callable[[int], None] | None,
+    dropped: Counter[str],
 ) -> Iterator[Example]:
     """Every example, repeats included; ``workers > 1`` uses forked processes (the provider is
     inherited, not pickled) and returns the same bytes as one worker."""
@@ -244,7 +264,7 @@ def _iter_all(
         raise GenerationError("workers", "must be >= 1")
     if workers == 1 or len(image_ids) < 2:
         for image_id in image_ids:
-            yield from generate_for_image(provider, options, image_id)
+            yield from _image_examples(provider, options, image_id, dropped)
             if progress:
                 progress(1)
         return
@@ -261,7 +281,8 @@ def _iter_all(
     gc.freeze()
     try:
         with ctx.Pool(workers) as pool:
-            for batch in pool.imap(_work, image_ids, chunksize=2):
+            for batch, reasons in pool.imap(_work, image_ids, chunksize=2):
+                dropped.update(reasons)
                 yield from batch
                 if progress:
                     progress(1)

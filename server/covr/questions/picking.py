@@ -97,17 +97,33 @@ def pick_images(
                 chosen.append(p)
     d_low, d_high = rule.distractors
     if mode != "main" and chosen:
-        d_low = 0  # a second image set may do without distractors (e.g. "All ..." -> True)
+        # a second image set needs only the form's declared minimum (issue 16 item 1)
+        d_low = rule.min_distractors
     room = MAX_IMAGES - len(chosen)
     n = min(rng.randint(d_low, d_high), room)
     if n > 0:
         prefer = mode == "main" or rng.random() < 0.5
         exclude = set(chosen)
         chosen += pick_distractors(instance, rel, rng, n, exclude, allowed, prefer=prefer)
-    if not chosen or len(chosen) > MAX_IMAGES:
+    if not chosen or len(chosen) > MAX_IMAGES or shortfall(instance.template, rel, chosen):
         return None
     rng.shuffle(chosen)
     return chosen
+
+
+def shortfall(template: Template, rel: Related, images: list[str]) -> str | None:
+    """Why an image set breaks the form's declared image rule, or None.
+
+    Why: an example without a distractor (17 % of them on real GQA images, issue 16) can be
+    answered without composing anything; the form's ``min_distractors`` and ``shown`` range are
+    its contract, and a set that cannot meet them is dropped (counted by this reason)."""
+    rule = template.images
+    distractors = sum(1 for i in images if i not in rel.positive_set)
+    if distractors < rule.min_distractors:
+        return "too-few-distractors"
+    if not rule.shown[0] <= len(images) <= rule.shown[1]:
+        return "image-count"
+    return None
 
 
 def pick_distractors(

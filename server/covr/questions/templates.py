@@ -66,6 +66,11 @@ class ImageRule:
     positives: tuple[int, int]
     distractors: tuple[int, int]
     flip: str
+    min_distractors: int = 1
+    """Distractor images every image set of the form must show, flips included (issue 16
+    item 1, paper §3: an example without a distractor tests nothing compositional)."""
+    shown: tuple[int, int] = (2, MAX_IMAGES)
+    """How many images an example of the form shows (the paper: up to 5, 4.4 on average)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,14 @@ def _range(value: Any, where: str, top: int) -> tuple[int, int]:
     ):
         raise TemplateError(where, f"must be [low, high] with 0 <= low <= high <= {top}")
     return value[0], value[1]
+
+
+def _minimum(images: Mapping[str, Any], where: str) -> int:
+    """The declared minimum number of distractors (a small non-negative integer)."""
+    value = images.get("min_distractors")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_IMAGES:
+        raise TemplateError(where, f"must be an integer 0..{MAX_IMAGES}")
+    return value
 
 
 def _check_slot(name: str, slot: Any, where: str) -> None:
@@ -250,7 +263,11 @@ def parse_template(raw: Any, where: str) -> Template:
         positives=_range(images.get("positives"), f"{where}.images.positives", MAX_IMAGES - 1),
         distractors=_range(images.get("distractors"), f"{where}.images.distractors", MAX_IMAGES),
         flip=str(images.get("flip", "positives")),
+        min_distractors=_minimum(images, f"{where}.images.min_distractors"),
+        shown=_range(images.get("shown"), f"{where}.images.shown", MAX_IMAGES),
     )
+    if rule.min_distractors > rule.distractors[1] or rule.shown[0] < 1:
+        raise TemplateError(f"{where}.images", "min_distractors above distractors, or shown < 1")
     if rule.flip not in FLIP_MODES:
         raise TemplateError(f"{where}.images.flip", f"must be one of {sorted(FLIP_MODES)}")
     decoy = raw.get("decoy")

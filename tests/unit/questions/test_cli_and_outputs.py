@@ -135,7 +135,22 @@ def test_stats_command_prints_table_3_and_writes_plots(generated: Path, tmp_path
         ["answers_top30.png", "images_per_question.png", "ops_find.png", "ops_filter.png",
          "ops_with_relation.png", "examples_per_template.png"]
     )  # fmt: skip
+    dropped = table.pop("dropped candidates")  # covr generate's record next to the file
     assert table3(rows) == table
+    assert (
+        dropped == json.loads(generated.with_name("gen.jsonl.dropped.json").read_text())["dropped"]
+    )
+
+
+def test_stats_reports_dropped_candidates_and_why(generated: Path) -> None:
+    """Issue 16 item 1: candidates without their form's distractors are dropped, and covr stats
+    says how many and why (next to execution failures and co-referring names)."""
+    done = runner.invoke(app, ["stats", str(generated), "--json"])
+    assert done.exit_code == 0, done.output
+    table = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
+    dropped = table["dropped candidates"]
+    assert dropped["images-main"] > 0
+    assert all(isinstance(n, int) and n > 0 for n in dropped.values())
 
 
 def test_anonymize_keeps_structure_and_numbers() -> None:

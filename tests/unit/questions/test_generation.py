@@ -78,7 +78,7 @@ that still cover every template; the count and the template coverage stay assert
 
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> None:
+def test_oracle_agrees_on_6000_examples(capsys: pytest.CaptureFixture[str]) -> None:
     examples: list[dict[str, Any]] = []
     all_scenes: list[SceneGraph] = []
     for split, scenes in bundled_samples().items():
@@ -87,7 +87,9 @@ def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> 
         examples += _generate(scenes, split, seed=11, sources=sources, subgraphs_per_image=None)
     synthetic = synthetic_scenes(200, seed=5)
     all_scenes += synthetic
-    examples += _generate(synthetic, "val", seed=11, sources=30, subgraphs_per_image=6)
+    # every synthetic scene as a source (was 30): since every example must show its form's
+    # distractors (issue 16 item 1) the small bundled samples give far fewer examples
+    examples += _generate(synthetic, "val", seed=11, sources=200, subgraphs_per_image=6)
     # the opt-in similarity-reference group (CLOSURE) goes through the same oracle
     closure = ("closure",)
     for split, scenes in bundled_samples().items():
@@ -95,7 +97,7 @@ def test_oracle_agrees_on_10000_examples(capsys: pytest.CaptureFixture[str]) -> 
     examples += _generate(
         synthetic, "val", seed=11, sources=30, subgraphs_per_image=6, templates=closure
     )
-    assert len(examples) >= 10_000
+    assert len(examples) >= 6_000  # 13,272 before the distractor rule, ~8,000 after
     _check_with_oracle(examples, all_scenes)
     templates = Counter(ex["template"] for ex in examples)
     assert set(templates) == set(all_templates()), set(all_templates()) - set(templates)
