@@ -12,9 +12,11 @@ Runs once (no ``backend``): the service process's death does not depend on the s
 
 from __future__ import annotations
 
+import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,34 +30,47 @@ from tests.integration.conftest import make_settings
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 IMAGE = "gqa:2370799"
+REQUEST: dict[str, Any] = {"image_id": IMAGE, "count": 1000, "seed": 7}
+"""Every question of a sample image (253 in 2-4 s when written; the engine changes): the kill
+after the first example lands while the engine still generates, unless the machine is slow."""
 
 
 def test_the_sdk_raises_when_the_service_dies_mid_stream(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     out = tmp_path / "questions.jsonl"
-    with running_server(data_dir=data_dir) as server:
-        with server.client(retry=NO_RETRY, timeout=60) as client:
-            images = client.statistics().totals.images
-            seen: list[int] = []
+    with (
+        running_server(data_dir=data_dir) as server,
+        server.client(retry=NO_RETRY, timeout=60) as client,
+    ):
+        images = client.statistics().totals.images
+        complete = [e.to_dict() for e in client.generate_questions(**REQUEST)]
+        assert len(complete) > 10  # long enough for the kill to land mid-stream
+        seen: list[int] = []
 
-            def cut_after_first() -> Iterator[Example]:
-                # 253 examples over 2-4 s: the kill lands while the engine still generates
-                for index, example in enumerate(
-                    client.generate_questions(image_id=IMAGE, count=1000, seed=7)
-                ):
-                    seen.append(index)
-                    if index == 0:
-                        server.process.send_signal(signal.SIGKILL)
-                        server.process.wait(30)
-                    yield example
+        def cut_after_first() -> Iterator[Example]:
+            for index, example in enumerate(client.generate_questions(**REQUEST)):
+                seen.append(index)
+                if index == 0:
+                    server.process.send_signal(signal.SIGKILL)
+                    server.process.wait(30)
+                yield example
 
-            with pytest.raises(CovrError) as raised:
-                write_jsonl(cut_after_first(), out)
-        assert isinstance(raised.value, UnavailableError), raised.value
-        assert 1 <= len(seen) < 253
-        assert not out.exists()
-        assert not list(tmp_path.glob("*.jsonl*"))  # no partial file beside it either
+        failure: CovrError | None = None
+        try:
+            write_jsonl(cut_after_first(), out)
+        except CovrError as exc:
+            failure = exc
+        if failure is not None:
+            assert isinstance(failure, UnavailableError), failure
+            assert len(seen) < len(complete)
+            assert not out.exists()
+            assert not list(tmp_path.glob("*.jsonl*"))  # no partial file beside it either
+        else:
+            # On a loaded machine the whole stream can be in the client's buffers before
+            # the kill: then, and only then, a complete answer is the right outcome.
+            written = [json.loads(line) for line in out.read_text().splitlines()]
+            assert written == complete
 
     # the data directory is whole: the orphaned store is adopted, read and stopped
     with open_store(make_settings(data_dir)) as store:
