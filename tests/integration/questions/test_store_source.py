@@ -67,7 +67,9 @@ def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFacto
     out = tmp_path_factory.mktemp("qout")
     for lookup in ("memory", "store"):
         path = out / f"{lookup}.jsonl"
-        args = ["generate", "--split", "val", "--images", "2", "--lookup", lookup]
+        # all 8 bundled val images (was 2): every example needs a distractor (issue 16 item 1),
+        # and the store lookup finds none for the first two images' sampled subgraphs
+        args = ["generate", "--split", "val", "--images", "8", "--lookup", lookup]
         done = runner.invoke(app, [*args, "--out", str(path), "--quiet"], env=env)
         assert done.exit_code == 0, done.output
         rows = list(read_jsonl(path))
