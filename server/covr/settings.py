@@ -547,16 +547,8 @@ class Settings(BaseSettings):
         if not value:
             return value
         scheme = urlsplit(value).scheme.lower()
-        allowed = {
-            "bolt",
-            "bolt+s",
-            "bolt+ssc",
-            "neo4j",
-            "neo4j+s",
-            "neo4j+ssc",
-            "falkor",
-            "falkors",
-        }
+        allowed = {f"{base}{tls}" for base in ("bolt", "neo4j") for tls in ("", "+s", "+ssc")}
+        allowed |= {"falkor", "falkors"}
         if scheme not in allowed:
             raise ValueError(
                 f"COVR_GRAPH_URI scheme {scheme!r} is not supported; use bolt://, neo4j:// "
