@@ -100,6 +100,11 @@ def _check_term(value: str) -> tuple[str, str | None]:
                 f"{value!r} has characters with no English form ({shown}); "
                 "the models score English words only"
             )
+        # "¨" folds to a space and a combining mark: nothing is left of it (a term without
+        # a word reached the featurizer and failed there, an INTERNAL error of the service)
+        text = " ".join(text.split())
+        if not text:
+            return "", f"{value!r} has no letters once its accents are removed"
     if not text.isprintable():
         return "", f"{value!r} contains control characters"
     return text, None

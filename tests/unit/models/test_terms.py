@@ -24,6 +24,7 @@ def test_normalize_lowercases_collapses_and_folds_accents() -> None:
         ("猫", "U+732B"),
         ("dog 🐕", "U+1F415"),
         ("a\x00b", "control"),
+        ("¨", "no letters"),  # folds to a space and a combining mark (found by the RPC fuzz)
         (42, "must be a string"),
         (None, "must be a string"),
     ],
