@@ -104,6 +104,30 @@ class RssSampler(threading.Thread):
 # ---------------------------------------------------------------------------- requests
 
 
+def start_serve(
+    covr: list[str], env: dict[str, str], max_concurrent: int
+) -> tuple[subprocess.Popen[str], str]:
+    """``covr serve`` on a free port (no samples, no per-request log lines); waits for its ready
+    line and returns the process and its target."""
+    port = free_port()
+    server = subprocess.Popen(
+        [*covr, "serve", "--port", str(port), "--no-samples"],
+        env={
+            **env,
+            "COVR_SERVICE_MAX_CONCURRENT_RPCS": str(max_concurrent),
+            "COVR_SERVICE_LOG_REQUESTS": "false",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdout is not None
+    line = server.stdout.readline()
+    if not line.startswith("listening on"):
+        raise RuntimeError(f"server did not start: {line!r}")
+    return server, f"127.0.0.1:{port}"
+
+
 def warm_up(target: str, pool: list[dict[str, Any]]) -> None:
     """Wait until the server's models are loaded and its lookup has read the image table, so no
     phase measures that (the library side warms its own lookup the same way)."""
@@ -444,23 +468,7 @@ def main() -> int:
             )
             report["load_s"] = round(time.perf_counter() - began, 1)
             pool = make_pool(store, settings, args.pool, seed=7, questions="questions" in args.rpcs)
-            port = free_port()
-            server = subprocess.Popen(
-                [*covr, "serve", "--port", str(port), "--no-samples"],
-                env={
-                    **env,
-                    "COVR_SERVICE_MAX_CONCURRENT_RPCS": str(args.max_concurrent),
-                    "COVR_SERVICE_LOG_REQUESTS": "false",
-                },
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
-            assert server.stdout is not None
-            line = server.stdout.readline()
-            if not line.startswith("listening on"):
-                raise RuntimeError(f"server did not start: {line!r}")
-            target = f"127.0.0.1:{port}"
+            server, target = start_serve(covr, env, args.max_concurrent)
             warm_up(target, pool)  # models load in the background at start (WordNet: seconds)
             sampler = RssSampler(server.pid)
             sampler.start()

@@ -53,9 +53,9 @@ from benchmarks.bench_service import (
     REFUSED_BACKOFF_S,
     RssSampler,
     _grpc_call,
-    free_port,
     make_pool,
     percentile,
+    start_serve,
     warm_up,
 )
 
@@ -365,23 +365,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             report["load_s"] = round(time.perf_counter() - began, 1)
             pool = make_pool(store, settings, args.pool, seed=7, questions=True)
-        port = free_port()
-        server = subprocess.Popen(
-            [*covr, "serve", "--port", str(port), "--no-samples"],
-            env={
-                **env,
-                "COVR_SERVICE_MAX_CONCURRENT_RPCS": str(args.max_concurrent),
-                "COVR_SERVICE_LOG_REQUESTS": "false",
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        if not line.startswith("listening on"):
-            raise RuntimeError(f"server did not start: {line!r}")
-        target = f"127.0.0.1:{port}"
+        server, target = start_serve(covr, env, args.max_concurrent)
         warm(target, pool)
         service_rss, store_rss = RssSampler(server.pid), RssSampler(db_pid)
         service_rss.start()
