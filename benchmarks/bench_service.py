@@ -104,6 +104,35 @@ class RssSampler(threading.Thread):
 # ---------------------------------------------------------------------------- requests
 
 
+def load_and_pool(
+    settings: Any,
+    work: Path,
+    images: int,
+    pool_size: int,
+    questions: bool,
+    report: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Load ``images`` synthetic GQA images into the (running) store of ``settings`` with the
+    real loader (``report["load_s"]``: its time) and draw the request pool from it."""
+    from covr.graph import open_store
+    from covr_loaders import synthetic
+    from covr_loaders.jobs import gqa_job
+    from covr_loaders.writer import run_load
+
+    files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=images, seed=1)
+    with open_store(settings) as store:
+        store.apply_schema()
+        began = time.perf_counter()
+        run_load(
+            store,
+            gqa_job(files, "train", settings),
+            data_dir=settings.data_dir,
+            batch_images=settings.load_batch_images,
+        )
+        report["load_s"] = round(time.perf_counter() - began, 1)
+        return make_pool(store, settings, pool_size, seed=7, questions=questions)
+
+
 def start_serve(
     covr: list[str], env: dict[str, str], max_concurrent: int
 ) -> tuple[subprocess.Popen[str], str]:
@@ -438,9 +467,6 @@ def main() -> int:
 
     from covr.graph import open_store
     from covr.settings import Settings
-    from covr_loaders import synthetic
-    from covr_loaders.jobs import gqa_job
-    from covr_loaders.writer import run_load
 
     work = Path(tempfile.mkdtemp(prefix="covr-bs-"))
     env = {
@@ -456,18 +482,10 @@ def main() -> int:
     server: subprocess.Popen[str] | None = None
     try:
         settings = Settings(_env_file=None, data_dir=work / "d", graph_uri="")  # type: ignore[call-arg]
-        files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=args.images, seed=1)
+        pool = load_and_pool(
+            settings, work, args.images, args.pool, "questions" in args.rpcs, report
+        )
         with open_store(settings) as store:
-            store.apply_schema()
-            began = time.perf_counter()
-            run_load(
-                store,
-                gqa_job(files, "train", settings),
-                data_dir=settings.data_dir,
-                batch_images=settings.load_batch_images,
-            )
-            report["load_s"] = round(time.perf_counter() - began, 1)
-            pool = make_pool(store, settings, args.pool, seed=7, questions="questions" in args.rpcs)
             server, target = start_serve(covr, env, args.max_concurrent)
             warm_up(target, pool)  # models load in the background at start (WordNet: seconds)
             sampler = RssSampler(server.pid)

@@ -53,7 +53,7 @@ from benchmarks.bench_service import (
     REFUSED_BACKOFF_S,
     RssSampler,
     _grpc_call,
-    make_pool,
+    load_and_pool,
     percentile,
     start_serve,
     warm_up,
@@ -313,12 +313,8 @@ def stop_process(proc: subprocess.Popen[Any] | multiprocessing.process.BaseProce
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Set up, soak, read back; stops the clients, the service and the store whatever happens."""
-    from covr.graph import open_store
     from covr.graph.managed import pid_runs
     from covr.settings import Settings
-    from covr_loaders import synthetic
-    from covr_loaders.jobs import gqa_job
-    from covr_loaders.writer import run_load
 
     work = Path(tempfile.mkdtemp(prefix=f"covr-soak-{args.backend[:3]}-"))
     data_dir = work / "d"
@@ -353,18 +349,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             graph_backend=args.backend,
             neo4j_bolt_port=0,
         )
-        files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=args.images, seed=1)
-        with open_store(settings) as store:
-            store.apply_schema()
-            began = time.perf_counter()
-            run_load(
-                store,
-                gqa_job(files, "train", settings),
-                data_dir=settings.data_dir,
-                batch_images=settings.load_batch_images,
-            )
-            report["load_s"] = round(time.perf_counter() - began, 1)
-            pool = make_pool(store, settings, args.pool, seed=7, questions=True)
+        pool = load_and_pool(settings, work, args.images, args.pool, True, report)
         server, target = start_serve(covr, env, args.max_concurrent)
         warm(target, pool)
         service_rss, store_rss = RssSampler(server.pid), RssSampler(db_pid)
