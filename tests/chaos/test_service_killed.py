@@ -31,8 +31,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 IMAGE = "gqa:2370799"
 REQUEST: dict[str, Any] = {"image_id": IMAGE, "count": 1000, "seed": 7}
-"""Every question of a sample image (253 in 2-4 s when written; the engine changes): the kill
-after the first example lands while the engine still generates, unless the machine is slow."""
+"""Every question of a sample image (253 in 2-4 s when written, 53 since examples need a
+distractor): the kill after the first example lands while the engine still generates, unless the
+whole stream is already on its way to the client."""
 
 
 def test_the_sdk_raises_when_the_service_dies_mid_stream(tmp_path: Path) -> None:
@@ -63,7 +64,10 @@ def test_the_sdk_raises_when_the_service_dies_mid_stream(tmp_path: Path) -> None
             failure = exc
         if failure is not None:
             assert isinstance(failure, UnavailableError), failure
-            assert len(seen) < len(complete)
+            # Usually the kill lands while the engine still generates. On a fast machine every
+            # example can already be in the client's buffers, but the stream's final status
+            # never came: the SDK must raise then too (CI saw 53 of 53 examples, then UNAVAILABLE).
+            assert len(seen) <= len(complete)
             assert not out.exists()
             assert not list(tmp_path.glob("*.jsonl*"))  # no partial file beside it either
         else:

@@ -29,6 +29,7 @@ IMAGE = "gqa:2370799"
 """A sample image with many subgraphs: its questions take several store reads each."""
 ALLOWED_DURING_FAULT = {"UNAVAILABLE"}
 RECOVERY_S = 60.0
+CALL_DEADLINE_S = 90.0
 
 
 def related_answer(client: Client, seed: int) -> list[Any]:
@@ -84,6 +85,10 @@ class Calls:
             finally:
                 self.busy = False
 
+    def codes(self) -> list[tuple[int, str]]:
+        """Each finished call's seed and status code, in order."""
+        return [(seed, code) for seed, code, _ in self.outcomes]
+
 
 def run_through_a_fault(
     chaos: Chaos, call: Callable[[Client, int], Any], *, down_s: float
@@ -92,7 +97,7 @@ def run_through_a_fault(
     seeds = [1, 2]
     # a deadline past the Neo4j store's own 30 s retry window: a call the fault meets ends with
     # the store's verdict (UNAVAILABLE or its answer), not with the caller's deadline
-    with chaos.server.client(retry=NO_RETRY, timeout=90) as client:
+    with chaos.server.client(retry=NO_RETRY, timeout=CALL_DEADLINE_S) as client:
         before = {seed: call(client, seed) for seed in seeds}
         images = client.statistics().totals
         calls = Calls(client, call, seeds)
@@ -108,8 +113,10 @@ def run_through_a_fault(
         for seed in seeds:  # the store is back: the same answers
             assert _until_recovered(client, call, seed) == before[seed]
         calls.stop.set()
-        calls.thread.join(60)
-        assert not calls.thread.is_alive()
+        # past the call's own 90 s deadline: a call that hangs ends as DEADLINE_EXCEEDED in the
+        # outcomes (named below) instead of as a live thread that says nothing of why
+        calls.thread.join(CALL_DEADLINE_S + 15)
+        assert not calls.thread.is_alive(), f"a call still runs; outcomes so far: {calls.codes()}"
         assert client.statistics().totals == images
     assert len(calls.outcomes) > codes_at_trip  # the call the fault met has ended
     codes: Counter[str] = Counter()
