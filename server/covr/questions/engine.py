@@ -13,13 +13,14 @@ import json
 import random
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
 from covr.questions.names import ambiguous_images, queried_names
 from covr.questions.operators import execute
-from covr.questions.picking import pick_images
+from covr.questions.picking import pick_images, swaps
 from covr.questions.signature_rules import rule_holds, signature_order
 from covr.questions.slots import Instance, Related, instantiate
 from covr.questions.templates import Template
@@ -144,7 +145,7 @@ class ImageGenerator:
             if found is None:
                 continue
             example = self._example(instance, rel, found[0], found[1])
-            for images in [*flips, *main]:
+            for images in chain(flips, main, swaps(instance, rel, found[0], rng, self._allowed)):
                 if frozenset(images) == frozenset(found[0]):
                     continue
                 answer = self._answer(instance, images, worlds)

@@ -9,7 +9,7 @@ drawing code runs, so adding a mode is adding an entry (``main`` is the rule its
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from covr.questions.signature_rules import rule_holds, signature_order
@@ -51,9 +51,12 @@ def _anchor(pick: Pick, ctx: PickContext) -> None:
     template, rel, edge = ctx.instance.template, ctx.rel, ctx.instance.edge
     pick.use_source = False
     pick.positives_ok = False
-    pick.anchor_pool = sorted(
+    pool = sorted(
         i for i in rel.sigs if i not in rel.positive_set and not ctx.allowed(template, rel, i, edge)
     )
+    # the decoy's own image when there is one: there the referent has the decoy (choose forms)
+    anchor = ctx.instance.anchor
+    pick.anchor_pool = [anchor] if anchor in pool else pool
 
 
 def _drop_source(pick: Pick, ctx: PickContext) -> None:
@@ -90,25 +93,56 @@ def pick_images(
         a = rng.choice(pick.anchor_pool)
         if a not in chosen:
             chosen.append(a)
-    if pick.positives_ok and rel.positives:
-        k = rng.randint(min(pick.low, len(rel.positives)), min(pick.high, len(rel.positives)))
-        for p in rng.sample(rel.positives, k):
-            if len(chosen) < MAX_IMAGES and p not in chosen:
-                chosen.append(p)
+    target = shown_target(rule.shown, rng)
     d_low, d_high = rule.distractors
     if mode != "main" and chosen:
         # a second image set needs only the form's declared minimum (issue 16 item 1)
         d_low = rule.min_distractors
-    room = MAX_IMAGES - len(chosen)
-    n = min(rng.randint(d_low, d_high), room)
+    positives = _draw_positives(pick, rel, rng, len(chosen), target - d_low)
+    chosen += [p for p in positives if p not in chosen][: MAX_IMAGES - len(chosen)]
+    n = min(max(d_low, min(target - len(chosen), d_high)), MAX_IMAGES - len(chosen))
     if n > 0:
         prefer = mode == "main" or rng.random() < 0.5
         exclude = set(chosen)
         chosen += pick_distractors(instance, rel, rng, n, exclude, allowed, prefer=prefer)
+    if pick.positives_ok and len(chosen) < target:
+        # too few distractors to reach the target: more positives, as many as the form allows
+        spare = [p for p in rel.positives if p not in chosen]
+        extra = max(0, min(target - len(chosen), pick.high - len(positives), len(spare)))
+        chosen += rng.sample(spare, extra)
     if not chosen or len(chosen) > MAX_IMAGES or shortfall(instance.template, rel, chosen):
         return None
     rng.shuffle(chosen)
     return chosen
+
+
+SHOWN_WEIGHTS: tuple[tuple[int, int], ...] = ((5, 12), (4, 5), (3, 2), (2, 1))
+"""How many images an image set aims at, as (count, weight): a mean of 4.4 when every count is
+allowed and the data has the images, the COVR paper's average (arXiv version, Table 3: 4.4
+images per question). Drawn per set, so the count does not give the answer away; a form's
+``shown`` range keeps the counts it allows, and a set that cannot reach its target (too few
+related images) shows fewer, never fewer than ``shown[0]`` (issue 16 item 1)."""
+
+
+def shown_target(shown: tuple[int, int], rng: random.Random) -> int:
+    """The number of images one image set aims at (a seeded draw from :data:`SHOWN_WEIGHTS`
+    restricted to the form's ``shown`` range)."""
+    low, high = shown
+    options = [(n, w) for n, w in SHOWN_WEIGHTS if low <= n <= high] or [(high, 1)]
+    return rng.choices([n for n, _ in options], weights=[w for _, w in options])[0]
+
+
+def _draw_positives(
+    pick: Pick, rel: Related, rng: random.Random, taken: int, room: int
+) -> list[str]:
+    """A seeded sample of positives: at least ``pick.low`` (when there are that many), at most
+    ``pick.high`` and, above the minimum, no more than leave ``room`` minus ``taken`` free."""
+    if not (pick.positives_ok and rel.positives):
+        return []
+    count = len(rel.positives)
+    low = min(pick.low, count)
+    high = max(low, min(pick.high, count, room - taken))
+    return rng.sample(rel.positives, rng.randint(low, high))
 
 
 def shortfall(template: Template, rel: Related, images: list[str]) -> str | None:
@@ -124,6 +158,41 @@ def shortfall(template: Template, rel: Related, images: list[str]) -> str | None
     if not rule.shown[0] <= len(images) <= rule.shown[1]:
         return "image-count"
     return None
+
+
+SWAPS = 8
+"""One-image swaps of a first example's images tried for a second answer (see :func:`swaps`)."""
+
+
+def swaps(
+    instance: Instance, rel: Related, images: list[str], rng: random.Random, allowed: Allowed
+) -> Iterator[list[str]]:
+    """At most :data:`SWAPS` image sets that replace one image of ``images`` by another image the
+    form may show (a positive where the form shows positives, or an allowed distractor), in a
+    seeded order, each meeting the form's image rule; required images stay.
+
+    Why: the flip sets are drawn afresh and, with a target of ~4.4 images (:data:`SHOWN_WEIGHTS`),
+    mostly show the same few related images as the first set and so give the same answer ("All
+    men are wearing shorts" stays false while the man in jeans is shown). Changing one image is
+    the smallest change that can change the answer, and keeps the number of images; measured on
+    the bundled GQA sample, it is what gives most forms a text with two answers (paper §3: 75 %)."""
+    template = instance.template
+    pool = [rel.source, *rel.positives] if template.images.positives[1] > 0 else [rel.source]
+    pool += [
+        r.image_id for r in rel.distractors if allowed(template, rel, r.image_id, instance.edge)
+    ]
+    spare = [i for i in dict.fromkeys(pool) if i not in images]
+    fixed = set(instance.required)
+    pairs = [(k, r) for k, i in enumerate(images) if i not in fixed for r in spare]
+    rng.shuffle(pairs)
+    made = 0
+    for k, r in pairs:
+        candidate = [*images[:k], r, *images[k + 1 :]]
+        if shortfall(template, rel, candidate) is None:
+            yield candidate
+            made += 1
+            if made >= SWAPS:
+                return
 
 
 def pick_distractors(

@@ -78,6 +78,9 @@ class Instance:
     subgraphs: dict[str, str]
     required: list[str]
     edge: int | None
+    anchor: str | None = None
+    """An image the template avoids where the referent has the decoy instead of the truth: the
+    anchor of a second example whose answer is the decoy (issue 16: two answers per text)."""
 
 
 Allowed = Callable[[Template, Related, str, int | None], bool]
@@ -98,6 +101,7 @@ class Filling:
     g2: Subgraph | None = None
     decoy: str | None = None
     truth: str | None = None
+    anchor: str | None = None
     required: list[str] = field(default_factory=list)
     subgraphs: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
@@ -221,9 +225,17 @@ def _decoy(f: Filling) -> bool:
         return False
     # Show the decoy's image only when the template allows it (a distractor that changes just
     # the asked object would repeat the referent); the word is valid either way.
+    # A decoy from an image the template avoids (the same referent with the decoy instead of
+    # the truth: "the fence" is metal there) comes first: it is a real alternative for this
+    # referent, and that image is the anchor of a second example answered by the decoy (paper
+    # §3: the same question with other images and another answer). Such an image is not shown
+    # with the first example; an allowed decoy image is.
     shown = [c for c in candidates if f.allowed(f.template, f.rel, c[1], f.edge)]
-    f.decoy, decoy_image = f.rng.choice(sorted(shown or candidates))
-    if shown:
+    hidden = [c for c in candidates if c not in shown]
+    f.decoy, decoy_image = f.rng.choice(sorted(hidden or shown))
+    if hidden:
+        f.anchor = decoy_image
+    else:
         f.required.append(decoy_image)
     f.truth = spec.truth(f.g, f.edge, pos)
     return f.truth is not None and f.truth != f.decoy
@@ -381,7 +393,7 @@ def instantiate(
     if is_degenerate(program):
         rejected["degenerate"] += 1
         return None
-    return Instance(template, utterance, program, f.subgraphs, f.required, f.edge)
+    return Instance(template, utterance, program, f.subgraphs, f.required, f.edge, f.anchor)
 
 
 _AGREEMENT = {
