@@ -11,7 +11,11 @@ Balancing, per template ``t`` with target size ``S``:
    on the input and the seed.
 
 ``S`` is ``per_template`` when given (a template with fewer examples keeps all of them), else the
-size of the smallest template group, which makes template counts equal.
+size of the smallest template group, which makes template counts equal, but at least 2: with
+``S = 1`` no text could keep two answers and step 1 would be empty for every template (seen on
+the bundled GQA sample through the store lookup, where one form had a single example: 0 % of
+the balanced texts had two answers). A text with two answers that does not fit whole keeps
+one example per answer (its two answers) when that fits, instead of being cut to one example.
 """
 
 from __future__ import annotations
@@ -81,6 +85,16 @@ def _take_balanced(
         taken += 1
 
 
+def _one_per_answer(items: list[ExampleRecord], room: int) -> list[ExampleRecord]:
+    """The first example of each answer of one text, if at least two answers fit in ``room``
+    (else none): the text keeps two answers instead of one."""
+    firsts: dict[str, ExampleRecord] = {}
+    for ex in items:
+        firsts.setdefault(_answer_key(ex["answer"]), ex)
+    picked = list(firsts.values())[:room]
+    return picked if len(picked) >= 2 else []
+
+
 def balance(
     examples: Sequence[ExampleRecord],
     *,
@@ -100,7 +114,9 @@ def balance(
         groups.setdefault(str(fields[key]), []).append(ex)
     if not groups:
         return []
-    target = per_template if per_template is not None else min(len(g) for g in groups.values())
+    target = (
+        per_template if per_template is not None else max(2, min(len(g) for g in groups.values()))
+    )
     out: list[ExampleRecord] = []
     for name, group in groups.items():
         rng = random.Random(f"{seed}:{name}")
@@ -117,10 +133,13 @@ def balance(
         rng.shuffle(texts)
         left: list[ExampleRecord] = []
         for text in texts:
-            if len(chosen) + len(by_text[text]) > target:
-                left.extend(by_text[text])
+            items = by_text[text]
+            if len(chosen) + len(items) > target:
+                pair = _one_per_answer(items, target - len(chosen))
+                chosen.extend(pair)
+                left.extend(e for e in items if not any(e is p for p in pair))
                 continue
-            chosen.extend(by_text[text])
+            chosen.extend(items)
         _take_balanced(rest + left, target - len(chosen), chosen, rng)
         out.extend(chosen)
     return out
