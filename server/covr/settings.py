@@ -6,6 +6,7 @@ deployment is described completely by its environment (or a ``.env`` file).
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -13,12 +14,12 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from covr.settings_scale import ScaleSettings
 
 
 def _default_data_dir() -> Path:
-    import os
-
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "covr"
 
@@ -74,7 +75,7 @@ class Backend(StrEnum):
         return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
 
 
-class Settings(BaseSettings):
+class Settings(ScaleSettings):
     """Service configuration; see ``.env.example`` for every variable with its default."""
 
     model_config = SettingsConfigDict(

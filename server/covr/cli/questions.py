@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from covr.cli import scale as scale_cli
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
 from covr.questions.errors import QuestionError
 from covr.questions.example import Example
@@ -375,7 +376,7 @@ def stats(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(generate)
+    app.command()(scale_cli.with_ray(generate))
     app.command()(balance)
     app.command()(export)
     app.command()(stats)

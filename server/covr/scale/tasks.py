@@ -1,0 +1,136 @@
+"""What one shard task runs on a Ray worker: its own store connection, its own provider, one
+record per source image.
+
+Everything a task receives is plain data (settings as a dict, options as a frozen dataclass,
+image ids as strings): a worker on another machine has neither the driver's environment nor its
+``.env`` file, and a connection cannot be pickled. A worker process keeps the store connection
+and the provider it built for the next shard of the same job (Ray reuses worker processes), as
+the process pool's workers share one provider; the output is the same either way, because every
+image's examples depend only on the seed, the image id and the data (covr.questions.generate).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from covr.graph import GraphStore, open_store
+from covr.questions.export import dumps
+from covr.questions.generate import GenerationOptions, iter_examples
+from covr.related.api import RelatedProvider
+from covr.related.filters import RelatedLookups, serving_lookup
+from covr.related.lookup import RelatedLookup
+from covr.related.memory import InMemoryRelated
+from covr.related.store_provider import StoreRelated
+from covr.scale.shards import encode_records
+from covr.settings import Settings
+
+LOOKUPS = ("memory", "store")
+
+
+def plain_settings(settings: Settings) -> dict[str, Any]:
+    """The settings as plain values (secrets in clear text, paths as strings) for a task."""
+    out: dict[str, Any] = {}
+    for name, value in settings.model_dump().items():
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        elif isinstance(value, Path):
+            value = str(value)
+        out[name] = value
+    return out
+
+
+def settings_from(values: dict[str, Any]) -> Settings:
+    """The driver's settings on a worker; every field is given, so its environment is unused."""
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One batch run as a task sees it: the store, the split, the lookup and the options."""
+
+    settings: dict[str, Any]
+    split: str
+    lookup: str  # "memory" (matcher over the split's scene graphs) or "store" (Cypher lookup)
+    options: GenerationOptions | None = None  # None for a distractor run
+    key: str = ""  # the run key: a worker's cached provider belongs to one job
+
+    def __post_init__(self) -> None:
+        if self.lookup not in LOOKUPS:
+            raise ValueError(f"lookup must be one of {LOOKUPS}, got {self.lookup!r}")
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """A finished shard: its part's bytes, how many images, and where it ran (the node id is
+    filled in by the Ray wrapper, ``covr.scale.cluster``)."""
+
+    shard: int
+    data: bytes
+    images: int
+    node: str
+    pid: int
+
+
+@dataclass
+class _Worker:
+    key: str
+    store: GraphStore
+    provider: RelatedProvider
+    lookup: RelatedLookup
+
+
+_CACHED: _Worker | None = None
+
+
+def _worker(job: Job) -> _Worker:
+    """The store connection and provider of this worker process for ``job`` (built once)."""
+    global _CACHED
+    if _CACHED is not None and _CACHED.key == job.key:
+        return _CACHED
+    if _CACHED is not None:
+        _CACHED.store.close()
+        _CACHED = None
+    settings = settings_from(job.settings)
+    store = open_store(settings)  # the embedded server of the driver's machine is attached to
+    lookup, _reason = serving_lookup(RelatedLookups(store, settings))
+    ids = lookup.image_ids(job.split)
+    provider: RelatedProvider
+    if job.lookup == "memory":
+        # the split's scene graphs sorted by id, as covr generate builds its in-memory index
+        scenes = read_scenes(lookup, ids)
+        provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks, presort=True)
+    else:
+        provider = StoreRelated(lookup, {job.split: ids})
+    _CACHED = _Worker(job.key, store, provider, lookup)
+    return _CACHED
+
+
+def read_scenes(lookup: RelatedLookup, ids: Sequence[str], chunk: int = 500) -> list[Any]:
+    """Stored scene graphs of ``ids``, in id order (batched reads)."""
+    out = []
+    for start in range(0, len(ids), chunk):
+        found = lookup.scene_graphs(ids[start : start + chunk])
+        out += [found[i] for i in ids[start : start + chunk] if i in found]
+    return sorted(out, key=lambda s: s.image_id)
+
+
+def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResult:
+    """One record per image: its examples (canonical JSON lines, each qid once within the
+    image) and why candidates were dropped; the merge drops repeats across images."""
+    assert job.options is not None
+    worker = _worker(job)
+    records: list[dict[str, Any]] = []
+    for image_id in image_ids:
+        dropped: Counter[str] = Counter()
+        examples = list(iter_examples(worker.provider, job.options, [image_id], dropped=dropped))
+        lines = [dumps(e) for e in examples]
+        qids = [e["qid"] for e in examples]
+        records.append({"image": image_id, "qids": qids, "examples": lines, "dropped": dropped})
+    return ShardResult(shard, encode_records(records), len(records), "", os.getpid())
