@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from covr.scene.text import MASS_NOUNS as SEED_MASS_NOUNS
+from covr.scene.text import PLURAL_ONLY, is_plural
 
 RESOURCE = "mass_nouns.json"
 MASS_ROOTS = frozenset(
@@ -134,6 +135,49 @@ def mass_nouns() -> frozenset[str]:
 def is_mass(name: str) -> bool:
     """Whether ``name`` must not be counted ("ketchup", "air"; not "car")."""
     return " ".join(name.lower().split()) in mass_nouns()
+
+
+COLLECTIVE_PLURAL_ONLY = frozenset({"people", "police", "cattle", "stairs", "clothes"})
+"""Plural-only names that stand for several things; the other plural-only names are one thing
+each (a pair of jeans, of glasses)."""
+
+
+def is_collective(name: str) -> bool:
+    """Whether an object ``name`` is a plural for several things annotated as one object
+    ("leaves", "people", "trees", "clouds"): counting such objects answers 1 where a reader
+    counts many. Found by the issue 16 hand audit: "How many green leaves are there?" -> 1."""
+    text = " ".join(name.lower().split())
+    last = text.rpartition(" ")[2]
+    if text in COLLECTIVE_PLURAL_ONLY or last in COLLECTIVE_PLURAL_ONLY:
+        return True
+    return is_plural(text) and text not in PLURAL_ONLY and last not in PLURAL_ONLY
+
+
+_OBJECT_STEPS = frozenset({"filter", "with_relation", "assert_unique"})
+
+
+def counted_names(program: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """The nouns whose objects a program counts: the root ``find`` of the object set under a
+    ``count`` or a ``group_by_images`` (a count of images is not a count of these objects;
+    quantifiers are not counts). Nested programs included."""
+
+    def root(i: int) -> str | None:
+        step = program[i]
+        if step["operation"] == "find":
+            return str(step["arguments"][0])
+        if step["operation"] in _OBJECT_STEPS:
+            return root(step["dependencies"][0])
+        return None
+
+    for step in program:
+        deps = step["dependencies"]
+        if step["operation"] in ("count", "group_by_images") and deps and deps[0] >= 0:
+            name = root(deps[0])
+            if name is not None:
+                yield name
+        for arg in step["arguments"]:
+            if isinstance(arg, list):
+                yield from counted_names(arg)
 
 
 def main(argv: list[str] | None = None) -> int:

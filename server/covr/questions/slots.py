@@ -23,7 +23,7 @@ from typing import Any
 
 from covr.questions.degeneracy import is_degenerate
 from covr.questions.example import Step
-from covr.questions.mass_nouns import is_mass
+from covr.questions.mass_nouns import counted_names, is_collective, is_mass
 from covr.questions.render import (
     edge_clause,
     finish,
@@ -392,6 +392,9 @@ def instantiate(
     program = compile_program(template.program, f.values, f.views)
     if is_degenerate(program):
         rejected["degenerate"] += 1
+        return None
+    if any(is_collective(n) for n in counted_names(program)):
+        rejected["collective-noun"] += 1  # "How many leaves ...": one object, many leaves
         return None
     return Instance(template, utterance, program, f.subgraphs, f.required, f.edge, f.anchor)
 
