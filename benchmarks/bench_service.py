@@ -134,11 +134,13 @@ def load_and_pool(
 
 
 def start_serve(
-    covr: list[str], env: dict[str, str], max_concurrent: int
+    covr: list[str], env: dict[str, str], max_concurrent: int, log: Path | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     """``covr serve`` on a free port (no samples, no per-request log lines); waits for its ready
-    line and returns the process and its target."""
+    line and returns the process and its target. Its stderr (errors with their tracebacks) goes
+    to ``log`` when given, so a soak can say why a call failed."""
     port = free_port()
+    stderr = log.open("a", encoding="utf-8") if log is not None else subprocess.DEVNULL
     server = subprocess.Popen(
         [*covr, "serve", "--port", str(port), "--no-samples"],
         env={
@@ -147,9 +149,11 @@ def start_serve(
             "COVR_SERVICE_LOG_REQUESTS": "false",
         },
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
     )
+    if not isinstance(stderr, int):
+        stderr.close()  # the child holds its own descriptor
     assert server.stdout is not None
     line = server.stdout.readline()
     if not line.startswith("listening on"):

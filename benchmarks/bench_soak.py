@@ -62,6 +62,8 @@ from benchmarks.bench_service import (
 RPCS = ("related", "questions", "scene_graph", "import", "statistics")
 # Weights of the mix: reads dominate, as in use; questions are the costliest call (seconds), so
 # fewer of them keep the other RPCs from waiting only on the generation limit.
+EXPECTED_UNDER_LOAD = {"RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"}
+"""Status codes an overloaded service may answer; any other failure is reported with its details."""
 WEIGHTS = {"related": 3, "questions": 1, "scene_graph": 3, "import": 2, "statistics": 1}
 STOP_WAIT_S = 60.0
 
@@ -132,6 +134,7 @@ def soak_client(
     reads = [r for r in pool if r["rpc"] == "scene_graph"]
     events: list[tuple[float, str, str, float]] = []
     acked: list[tuple[str, str]] = []
+    unexpected: list[tuple[str, str, str]] = []
     templates: list[Any] = []
     with grpc.insecure_channel(target) as channel:
         stub = service_pb2_grpc.CovrServiceStub(channel)
@@ -181,14 +184,24 @@ def soak_client(
                 events.append((began_at, kind, "OK", time.perf_counter() - began))
             except grpc.RpcError as exc:
                 events.append((began_at, kind, exc.code().name, time.perf_counter() - began))
+                if exc.code().name not in EXPECTED_UNDER_LOAD:
+                    unexpected.append((kind, exc.code().name, str(exc.details())))
                 if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
                     hint = from_rpc_error(exc).retry_after or 0.0
                     time.sleep(max(REFUSED_BACKOFF_S, hint * (0.5 + rng.random() / 2)))
-    return {"events": events, "acked": acked}
+    return {"events": events, "acked": acked, "unexpected": unexpected}
 
 
 def _client_entry(args: tuple[str, list[dict[str, Any]], int, float, int, int], queue: Any) -> None:
     queue.put(soak_client(*args))
+
+
+def service_env(item: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of ``--env`` as a pair (argparse's error names the option)."""
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--env {item!r}: expected KEY=VALUE")
+    return key, value
 
 
 def rss_kb_series(sampler: RssSampler, start: float, end: float) -> dict[str, float]:
@@ -323,6 +336,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "COVR_DATA_DIR": str(data_dir),
         "COVR_GRAPH_BACKEND": args.backend,
         "COVR_NEO4J_BOLT_PORT": "0",  # never the default port another session's Neo4j holds
+        **dict(args.env),
     }
     covr = [sys.executable, "-m", "covr.cli.main"]
     report: dict[str, Any] = {
@@ -331,6 +345,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "clients": args.clients,
         "seconds": args.seconds,
         "max_concurrent_rpcs": args.max_concurrent,
+        "env": dict(args.env),
         "weights": WEIGHTS,
         "load_average_at_start": os.getloadavg()[0],
     }
@@ -350,7 +365,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             neo4j_bolt_port=0,
         )
         pool = load_and_pool(settings, work, args.images, args.pool, True, report)
-        server, target = start_serve(covr, env, args.max_concurrent)
+        server, target = start_serve(covr, env, args.max_concurrent, work / "serve.log")
         warm(target, pool)
         service_rss, store_rss = RssSampler(server.pid), RssSampler(db_pid)
         service_rss.start()
@@ -397,6 +412,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         store_rss.stop.set()
         events = [e for r in results for e in r["events"]]
         acked = [a for r in results for a in r["acked"]]
+        # calls that ended with a code no load explains (INTERNAL, UNKNOWN...), with the details;
+        # the service's tracebacks are in serve.log beside the data directory
+        report["unexpected"] = [u for r in results for u in r["unexpected"]][:50]
+        report["serve_log"] = str(work / "serve.log")
         report["quarters"] = quarters(events, t0, args.seconds, service_rss, store_rss, loads)
         report["codes_by_rpc"] = {
             kind: dict(Counter(e[2] for e in events if e[1] == kind)) for kind in RPCS
@@ -454,6 +473,15 @@ def main() -> int:
     parser.add_argument("--max-concurrent", type=int, default=8)
     parser.add_argument("--import-objects", type=int, default=4)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        type=service_env,
+        metavar="KEY=VALUE",
+        help="An environment variable for the store and the service (repeatable), e.g. "
+        "COVR_RELATED_CACHE_DECISIONS=1000 to tell cache fill from a leak, MALLOC_ARENA_MAX=2.",
+    )
     args = parser.parse_args()
     # SIGTERM (a timeout, a supervisor) unwinds like Ctrl-C, so ``run``'s cleanup stops every
     # process it started instead of leaving the service and the store running
