@@ -80,6 +80,8 @@ def connected(address: str, settings: Settings) -> Iterator[None]:
     """Ray started (``local``) or joined for the duration of the block; shut down after."""
     check_address(address, settings.connect_timeout_s)
     _quiet()
+    if address != LOCAL and os.environ.get("RAY_AUTH_MODE") is None and _token_available():
+        os.environ["RAY_AUTH_MODE"] = "token"  # a cluster of `ray start`; read when Ray loads
     import ray
 
     common: dict[str, Any] = {
@@ -100,8 +102,6 @@ def connected(address: str, settings: Settings) -> Iterator[None]:
                 **common,
             )
         else:
-            if os.environ.get("RAY_AUTH_MODE") is None and _token_available():
-                os.environ["RAY_AUTH_MODE"] = "token"  # a cluster started by `ray start`
             ray.init(address=address, **common)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ScaleError("ray", f"cannot start or join Ray at {address!r}: {exc}") from None
