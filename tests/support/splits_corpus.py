@@ -37,7 +37,7 @@ FORMS = [
     ("choose_object", "ChooseObject"),
     ("choose_rel", "ChooseRel"),
     ("quantifier", "VerifyQuant"),
-    ("quantifier_attr", "VerifyQuantAttr"),
+    ("quantifier_attr", "VerifyQuant"),
     ("quantifier_same_attr", "VerifyQuantAttr"),
     ("specific_same_attr", "VerifySameAttr"),
     ("multiple_ref", "VerifyLogic"),

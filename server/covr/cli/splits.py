@@ -532,4 +532,8 @@ def evaluate(
     print_json(report)
 
 
+from covr.cli.split_correlate import correlate_cmd  # noqa: E402  (own module: size limit)
+
+app.command("correlate")(correlate_cmd)
+
 __all__ = ["app", "easiness", "evaluate", "properties"]

@@ -36,8 +36,10 @@ PATTERN_TEMPLATES: dict[str, str] = {
     "compare_count_objects": "CompareCount",
     "quantifier": "VerifyQuant",
     "quantifier_relation": "VerifyQuant",
-    "quantifier_attr": "VerifyQuantAttr",
-    "quantifier_attribute": "VerifyQuantAttr",
+    # "All dogs are standing" is a VerifyQuant question: COVR Table 4 trains TPL-VerifyQuantAttr
+    # on it and tests on "Do all dogs have the same color?" (quantifier_same_attr) only.
+    "quantifier_attr": "VerifyQuant",
+    "quantifier_attribute": "VerifyQuant",
     "quantifier_same_attr": "VerifyQuantAttr",
     "specific_same_attr": "VerifySameAttr",
     "query_object": "QueryObject",

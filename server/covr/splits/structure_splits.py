@@ -146,8 +146,8 @@ def adversarial_splits(
 
     For each candidate structure the lowest ``t`` is kept whose held-out programs are at most
     ``max_test_share`` of all programs and leave every test symbol in training; splits whose mean
-    test easiness is above ``tau`` are discarded (App. B.4: 0.58 for 2-LS on COVR), identical
-    ones merged, and at most ``max_splits`` are returned (a seeded sample).
+    test easiness is above ``tau`` are discarded (App. B.4: 0.58 for 2-LS on COVR), splits with
+    the same test set as an earlier one (in structure order) dropped, and at most ``max_splits`` are returned (a seeded sample).
     """
     if not 0 < max_test_share < 1:
         raise SplitError(f"adversarial: max_test_share must be in (0, 1), got {max_test_share}")
@@ -166,9 +166,17 @@ def adversarial_splits(
     train_flags = [is_train(e) for e in examples]
     eval_per_program = Counter(o for o, t in zip(owner, train_flags, strict=True) if not t)
     kept: list[_Candidate] = []
+    tested: set[frozenset[int]] = set()
     for candidate in sorted(found.values(), key=lambda c: c.structure):
+        # Two candidates can differ only in programs that have no evaluation example: their
+        # test sets are then identical (measured: 1 such pair of 99 with 3-LS on the bundled
+        # samples), so a split is kept only if its held-out evaluation programs are new.
+        test_key = frozenset(i for i in candidate.held if eval_per_program[i])
+        if test_key in tested:
+            continue
         easiness = universe.easiness(candidate.held, eval_per_program)
         if easiness is not None and (tau is None or easiness <= tau):
+            tested.add(test_key)
             kept.append(replace(candidate, easiness=easiness))
     if len(kept) > max_splits:
         kept = [kept[i] for i in sorted(rng.sample(range(len(kept)), max_splits))]
