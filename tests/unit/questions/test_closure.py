@@ -34,7 +34,15 @@ from tests.support.question_oracle import Fail, Oracle
 
 pytestmark = pytest.mark.unit
 
-CLOSURE_FORMS = {"closure_count", "closure_logic", "closure_compare_count", "closure_nested"}
+CLOSURE_FORMS = {
+    "closure_count",
+    "closure_logic",
+    "closure_compare_count",
+    "closure_nested",
+    "closure_chain_sim_loc",
+    "closure_and_sim",
+    "closure_compare_sim_loc",
+}
 
 
 def step(op: str, args: list[Any] | None = None, deps: list[int] | None = None) -> dict[str, Any]:
@@ -178,6 +186,19 @@ def test_every_closure_form_renders_by_the_text_rules(rel: _Related) -> None:
         assert (
             "How many objects have the same color as the car that is on a wet street?"
             in (texts["closure_count"])
+        )
+        # the three CLOSURE families the first four forms lacked (seed 003 §2)
+        assert (
+            "Is there anything that an object that has the same color as the red car is on?"
+            in texts["closure_chain_sim_loc"]
+        )
+        assert (
+            "How many objects have the same color as the red car and are on a wet street?"
+            in texts["closure_and_sim"]
+        )
+        assert any(
+            t.startswith("Are there ") and "the car that is on a wet street" in t
+            for t in texts["closure_compare_sim_loc"]
         )
     else:
         assert any(t.startswith("Are there both young people") for t in texts["closure_logic"])
