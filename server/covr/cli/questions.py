@@ -284,7 +284,10 @@ def balance(
     src: Path = typer.Argument(..., help="Generated examples (JSONL)."),
     dst: Path = typer.Argument(..., help="Balanced examples (JSONL)."),
     per_template: int | None = typer.Option(
-        None, "--per-template", min=1, help="Examples per template (default: the smallest group)."
+        None,
+        "--per-template",
+        min=1,
+        help="Examples per template (default: the smallest group, 2 at least).",
     ),
     by: str = typer.Option("template", "--by", help="template (19 forms) or paper_template (15)."),
     seed: int = typer.Option(0, "--seed", help="Tie-breaking seed."),
