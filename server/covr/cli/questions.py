@@ -95,24 +95,28 @@ def generate(
         None, "--workers", min=1, help="Worker processes (default COVR_QUESTIONS_WORKERS)."
     ),
     gqa: list[Path] = typer.Option(
-        [], "--gqa", help="Read scene graphs from a GQA-format file instead of the store."
+        [], "--gqa", help="Read scene graphs from a GQA-format file (with --lookup memory)."
     ),
     vg: list[Path] = typer.Option(
-        [], "--vg", help="Read scene graphs from a VG scene_graphs.json instead of the store."
+        [], "--vg", help="Read scene graphs from a VG scene_graphs.json (with --lookup memory)."
     ),
     lookup: str = typer.Option(
-        "memory",
+        "store",
         "--lookup",
-        help="Related images: memory (in-memory matcher over the loaded scene graphs, fast) or "
-        "store (the Cypher lookup; needs the store, one worker).",
+        help="Related and distractor images: store (default; the store's Cypher lookup, "
+        "substitutions judged by the ONNX exclusivity model and candidates by the presence "
+        "model, as the service does) or memory (explicit option: the in-memory matcher with "
+        "the reviewed word lists over scene graphs held in RAM; needed for --gqa/--vg).",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Generate questions with programs and executed answers for source images of a split.
 
-    Scene graphs come from the store (default) or from dataset files (--gqa/--vg, fast, no store);
-    related images are looked up in memory over the same scene graphs. Prints a summary (examples,
-    per template, two-answer share) to stderr.
+    By default related and distractor images come from the store's Cypher lookup judged by the
+    ONNX classifiers, exactly as the service finds them (load data first: covr load or covr
+    quickstart). --lookup memory uses the in-memory matcher with the word lists instead, over the
+    store's scene graphs or dataset files (--gqa/--vg, no store). Prints a summary (examples, per
+    template, two-answer share) to stderr.
     """
     from covr.questions.generate import GenerationOptions, check_images
     from covr.related.memory import InMemoryRelated
@@ -129,10 +133,13 @@ def generate(
         fail("--lookup must be memory or store", EXIT_BAD_INPUT)
     if lookup == "store":
         if gqa or vg:
-            fail("--lookup store reads the store; it excludes --gqa/--vg", EXIT_BAD_INPUT)
-        if (workers or 1) > 1:
-            fail("--lookup store runs with one worker (--workers 1)", EXIT_BAD_INPUT)
-        _generate_from_store(split, options, out, images, image, quiet)
+            fail(
+                "--gqa/--vg read dataset files, which only the in-memory matcher searches: add "
+                "--lookup memory, or load the files into the store (covr load gqa FILE --split "
+                f"{split}) and generate from it",
+                EXIT_BAD_INPUT,
+            )
+        _generate_from_store(options, out, images, image, workers, quiet)
         return
     scenes = _read_files(gqa, vg, split) if (gqa or vg) else _read_store(split)
     provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks, presort=True)
@@ -193,37 +200,66 @@ def _write_generated(
 
 
 def _generate_from_store(
-    split: str,
     options: Any,
     out: Path,
     images: int | None,
     image: list[str],
+    workers: int | None,
     quiet: bool,
 ) -> None:
-    """``covr generate --lookup store``: related images from the Cypher lookup."""
+    """``covr generate`` (default ``--lookup store``): related and distractor images from the
+    store's Cypher lookup with the classifiers, built as the service builds it
+    (:func:`~covr.related.filters.serving_lookup`). Forked workers inherit the warmed lookup."""
     from covr.cli.common import store_session
-    from covr.questions.export import write_jsonl
     from covr.questions.generate import check_images
-    from covr.questions.generate import iter_examples as run
-    from covr.related.filters import build_lookup
+    from covr.related.api import RelatedError
     from covr.related.store_provider import StoreRelated
 
     settings = load_settings()
     with store_session() as store:
+        lookup, _ = _serving_lookup(store, settings)
+        try:
+            ids = lookup.image_ids(options.split)
+            if not ids:
+                fail(_no_images(options.split, lookup.splits()), EXIT_BAD_INPUT)
+        except RelatedError as exc:  # e.g. name statistics missing after an interrupted load
+            fail(str(exc), EXIT_BAD_INPUT)
+        provider = StoreRelated(lookup, {options.split: ids})
         if image:
             ids = list(image)
-        else:
-            ids = [s.image_id for s in _read_store_scenes(store, split)]
-            if not ids:
-                fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
-            ids = ids[:images] if images is not None else ids
-        provider = StoreRelated(build_lookup(store, settings), {split: ids})
+        elif images is not None:
+            ids = ids[:images]
         try:
             check_images(provider, options, ids if image else [])
-            n = write_jsonl(run(provider, options, ids), out)
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
-    typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
+        _write_generated(provider, options, ids, workers or settings.questions_workers, out, quiet)
+
+
+def _serving_lookup(store: Any, settings: Any) -> tuple[Any, bool]:
+    """The service's lookup (:func:`~covr.related.filters.serving_lookup`) and whether it has
+    the exclusivity model; a fallback to the word lists is said on stderr."""
+    from covr.related.filters import RelatedLookups, serving_lookup
+
+    lookup, missing = serving_lookup(RelatedLookups(store, settings))
+    if missing is not None:
+        typer.echo(f"exclusivity model unavailable ({missing}); using the word lists", err=True)
+    return lookup, missing is None
+
+
+def _no_images(split: str, stored: list[str]) -> str:
+    """Why the store path has nothing to generate from, and what to run (``stored``: the
+    store's split names)."""
+    load = f"covr load gqa FILE --split {split}, covr load samples, or covr quickstart"
+    if not stored:
+        return (
+            f"the store holds no scene graph, so split {split!r} has no image: load data first "
+            f"({load}); --lookup memory --gqa FILE generates from a file without the store"
+        )
+    return (
+        f"the store holds no image of split {split!r} (its splits: {', '.join(stored)}): "
+        f"load it ({load})"
+    )
 
 
 def sample_questions(
@@ -233,13 +269,12 @@ def sample_questions(
     samples, so other data in the store changes nothing) through the Cypher lookup with the
     configured classifiers (the quick start's last step); a summary with a few examples.
 
-    Falls back to the reviewed word lists (and says so) when the exclusivity model cannot load.
+    Falls back to the reviewed word lists (and says so) when the exclusivity model cannot load,
+    as ``covr generate`` and the service do (:func:`~covr.related.filters.serving_lookup`).
     """
-    from covr.models import ModelResourceError
     from covr.questions.export import write_jsonl
     from covr.questions.generate import GenerationOptions
     from covr.questions.generate import iter_examples as run
-    from covr.related.filters import build_lookup
     from covr.related.store_provider import StoreRelated
 
     settings = load_settings()
@@ -248,12 +283,8 @@ def sample_questions(
     else:
         ids = sorted(images)
     options = GenerationOptions.from_settings(settings, split=split, seed=0, templates=())
-    exclusivity = settings.related_exclusivity
-    try:
-        lookup = build_lookup(store, settings)
-    except ModelResourceError as exc:
-        typer.echo(f"exclusivity model unavailable ({exc}); using the word lists", err=True)
-        lookup, exclusivity = build_lookup(store, settings, model=False), "resource"
+    lookup, with_model = _serving_lookup(store, settings)
+    exclusivity = settings.related_exclusivity if with_model else "resource"
     examples: list[Example] = []
     per_template: dict[str, int] = {}
 

@@ -155,3 +155,15 @@ def build_lookup(
 ) -> RelatedLookup:
     """One lookup configured from settings (CLI commands and benchmarks use this)."""
     return RelatedLookups(store, settings).get(model=model)
+
+
+def serving_lookup(lookups: RelatedLookups) -> tuple[RelatedLookup, str | None]:
+    """The lookup questions are generated with, by the service and by ``covr generate`` alike
+    (issue 16 item 4: one construction, so the two cannot drift): the configured one (the ONNX
+    exclusivity model and the presence filter by default), or, when the model files or WordNet
+    are missing, the word lists' lookup and the reason (the caller says so: the service logs
+    it, the CLI prints it), so that a machine without the models still generates."""
+    try:
+        return lookups.get(), None
+    except models.ModelResourceError as exc:
+        return lookups.get(model=False), str(exc)

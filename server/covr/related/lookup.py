@@ -237,6 +237,24 @@ class RelatedLookup:
         """
         self._refresh_generation()
 
+    def image_ids(self, split: str | None = None) -> list[str]:
+        """Ids of the stored images of ``split`` (every image when None), in Python's string
+        order: the image table the lookups draw from (one cheap query per store generation),
+        so ``covr generate`` lists its source images without reading their scene graphs."""
+        self._refresh_generation()
+        with self._lock.shared():
+            table = self.names.table()
+            code = table.split_codes.get(split) if split is not None else None
+            if split is not None and code is None:
+                return []
+            return [i for i, s in zip(table.ids, table.splits, strict=True) if code in (None, s)]
+
+    def splits(self) -> list[str]:
+        """The split names of the stored images, sorted (from the same image table)."""
+        self._refresh_generation()
+        with self._lock.shared():
+            return sorted(self.names.table().split_codes)
+
     def subgraphs_of_image(self, image_id: str) -> list[Subgraph]:
         """Every subgraph of the stored image (enumeration options from settings)."""
         return enumerate_subgraphs(self.scene_graph(image_id), self.options)

@@ -7,8 +7,9 @@ distractors with their signatures and concrete subgraphs; the lookup already ret
 against the store. Scene graphs are read once and cached (the same images are shown again and
 again) by the lookup's scene reader (:mod:`covr.related.scenes`), which the presence filter fills too (it reads the same
 distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
-an import replaced images): a cache of our own outlived re-imports. Worker processes must each
-build their own lookup after the fork (no shared connection).
+an import replaced images): a cache of our own outlived re-imports. Forked worker processes
+(``covr generate --workers K``) inherit the warmed lookup and the loaded models; their store
+clients reconnect on first use (no shared connection).
 """
 
 from __future__ import annotations
@@ -49,6 +50,14 @@ class StoreRelated:
         if graph is None:
             raise KeyError(image_id)
         return graph
+
+    def prepare(self) -> None:
+        """Read the image table and the vocabularies now: called before forking workers
+        (:func:`~covr.questions.generate.iter_examples`), so they inherit them instead of each
+        reading its own. The models are already loaded (the lookup was built with them); each
+        worker's store client opens its own connection on first use (redis-py and the Neo4j
+        driver notice the fork), so no socket is shared."""
+        self.lookup.warm()
 
     def refresh(self) -> None:
         """Check the store generation once (one query); drops cached scene graphs if it moved."""

@@ -23,7 +23,7 @@ from typing import Any
 from covr import models
 from covr.graph.errors import GraphError
 from covr.graph.store import GraphStore
-from covr.related.filters import RelatedLookups
+from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
 from covr.related.store_provider import StoreRelated
 from covr.settings import Settings
@@ -65,13 +65,11 @@ def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
     """
     lookups = RelatedLookups(store, settings)
     plain = lookups.get(model=False)
-    try:
-        lookup = lookups.get()
-    except models.ModelResourceError as exc:  # no model files or WordNet: keep serving
+    lookup, missing = serving_lookup(lookups)
+    if missing is not None:  # no model files or WordNet: keep serving
         log.warning(
-            "related lookups use the word lists: the exclusivity model is missing (%s)", exc
+            "related lookups use the word lists: the exclusivity model is missing (%s)", missing
         )
-        lookup = plain
     return Rooms(
         related=lookup, questions=StoreRelated(lookup), models=Models(settings), related_plain=plain
     )

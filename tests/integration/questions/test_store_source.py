@@ -50,6 +50,12 @@ def test_generation_through_the_cypher_lookup_is_checked_by_the_oracle(
 
 
 def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``covr generate`` without ``--lookup`` is the store's Cypher lookup judged by the models,
+    as the service builds it (issue 16 item 4); ``--lookup memory`` stays an explicit option.
+
+    Each comparison can fail: a default that used the in-memory matcher would write the memory
+    file; one that ignored the classifiers would not change when the settings switch them off.
+    """
     from typer.testing import CliRunner
 
     from covr.cli.main import app
@@ -62,36 +68,41 @@ def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFacto
         "COVR_QUESTIONS_SUBGRAPHS_PER_IMAGE": "4",
     }
     runner = CliRunner()
+    out = tmp_path_factory.mktemp("qout")
+    done = runner.invoke(app, ["generate", "--split", "val", "--out", str(out / "e")], env=env)
+    assert done.exit_code == 2, done.output  # an empty store: say what to load
+    assert "no scene graph" in done.output
+    assert "'val'" in done.output
+    assert "covr load" in done.output
+    assert "covr quickstart" in done.output
+    assert not (out / "e").exists()
     done = runner.invoke(app, ["load", "samples", "--json"], env=env)
     assert done.exit_code == 0, done.output
-    out = tmp_path_factory.mktemp("qout")
-    for lookup in ("memory", "store"):
-        path = out / f"{lookup}.jsonl"
-        # all 8 bundled val images (was 2): every example needs a distractor (issue 16 item 1),
-        # and the store lookup finds none for the first two images' sampled subgraphs
-        args = ["generate", "--split", "val", "--images", "8", "--lookup", lookup]
-        done = runner.invoke(app, [*args, "--out", str(path), "--quiet"], env=env)
+    done = runner.invoke(app, ["generate", "--split", "nope", "--out", str(out / "e")], env=env)
+    assert done.exit_code == 2, done.output
+    assert "no image of split 'nope'" in done.output
+    assert "dev, train, val" in done.output
+    files: dict[str, bytes] = {}
+    # all 8 bundled val images: every example needs a distractor (issue 16 item 1), and the
+    # store lookup finds none for the first two images' sampled subgraphs
+    runs = {
+        "memory": (["--lookup", "memory"], {}),
+        "store": (["--lookup", "store"], {}),
+        "default": (["--workers", "2"], {}),  # forked workers: the same bytes as one
+        "word-lists": ([], {"COVR_RELATED_EXCLUSIVITY": "resource", "COVR_RELATED_PRESENCE": "0"}),
+    }
+    for name, (extra, more_env) in runs.items():
+        path = out / f"{name}.jsonl"
+        args = ["generate", "--split", "val", "--images", "8", "--seed", "1", *extra]
+        done = runner.invoke(app, [*args, "--out", str(path), "--quiet"], env={**env, **more_env})
         assert done.exit_code == 0, done.output
         rows = list(read_jsonl(path))
         assert rows
         assert all(r["split"] == "val" for r in rows)
-    done = runner.invoke(
-        app,
-        [
-            "generate",
-            "--split",
-            "val",
-            "--lookup",
-            "store",
-            "--workers",
-            "2",
-            "--out",
-            str(out / "x"),
-        ],
-        env=env,
-    )
-    assert done.exit_code == 2
-    assert "one worker" in done.output
+        files[name] = path.read_bytes()
+    assert files["default"] == files["store"]
+    assert files["default"] != files["memory"]
+    assert files["default"] != files["word-lists"]
 
 
 def test_output_does_not_depend_on_the_hash_seed(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -112,7 +123,8 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path_factory: pytest.TempPa
             "COVR_QUESTIONS_SUBGRAPHS_PER_IMAGE": "5",
         }
         cmd = [sys.executable, "-m", "covr.cli.main", "generate", "--split", "val", "--gqa"]
-        cmd += [str(scenes), "--images", "3", "--seed", "4", "--out", str(out), "--quiet"]
+        cmd += [str(scenes), "--lookup", "memory", "--images", "3", "--seed", "4"]
+        cmd += ["--out", str(out), "--quiet"]
         done = subprocess.run(
             cmd, env=env, capture_output=True, text=True, timeout=300, check=False
         )

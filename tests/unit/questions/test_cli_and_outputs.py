@@ -39,6 +39,8 @@ def generated(scene_file: Path) -> Path:
             "val",
             "--gqa",
             str(scene_file),
+            "--lookup",
+            "memory",
             "--images",
             "12",
             "--seed",
@@ -179,12 +181,20 @@ def test_anonymize_keeps_structure_and_numbers() -> None:
         (["--images", "2", "--image", "gqa:2000001"], "exclude each other"),
         (["--image", "gqa:1"], "unknown image"),
         (["--gqa", "/nonexistent/val_sceneGraphs.json"], "val_sceneGraphs.json"),
+        # files without --lookup memory: the default reads the store (issue 16 item 4)
+        (["--lookup", "store"], "add --lookup memory"),
+        (["--lookup", "cypher"], "--lookup must be memory or store"),
     ],
 )
 def test_generate_rejects_bad_input(
     scene_file: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    base = {"--split": "val", "--gqa": str(scene_file), "--out": str(tmp_path / "o.jsonl")}
+    base = {
+        "--split": "val",
+        "--gqa": str(scene_file),
+        "--lookup": "memory",
+        "--out": str(tmp_path / "o.jsonl"),
+    }
     for key in args[::2]:
         base.pop(key, None)
     flat = [x for kv in base.items() for x in kv] + args
@@ -201,8 +211,8 @@ def test_generate_rejects_an_image_without_subgraphs(tmp_path: Path) -> None:
     path.write_text(json.dumps({"77": record}))
     done = runner.invoke(
         app,
-        ["generate", "--split", "val", "--gqa", str(path), "--image", "gqa:77", "--out",
-         str(tmp_path / "o.jsonl")],
+        ["generate", "--split", "val", "--gqa", str(path), "--lookup", "memory", "--image",
+         "gqa:77", "--out", str(tmp_path / "o.jsonl")],
     )  # fmt: skip
     assert done.exit_code == 2
     assert "no subgraph" in done.output
