@@ -339,21 +339,43 @@ def balance(
     typer.echo(f"{len(examples)} -> {n} examples -> {dst}", err=True)
 
 
+EXPORT_FORMATS = ("jsonl", "parquet", "covr")
+
+
 def export(
     src: Path = typer.Argument(..., help="Examples (JSONL)."),
-    dst: Path = typer.Argument(..., help="Output file (jsonl) or directory (parquet)."),
-    fmt: str = typer.Option(..., "--format", help="jsonl or parquet."),
+    dst: Path = typer.Argument(..., help="Output file (jsonl, covr) or directory (parquet)."),
+    fmt: str = typer.Option(
+        "jsonl",
+        "--format",
+        help="jsonl (default: the canonical layout), parquet, or covr (the released COVR layout).",
+    ),
     split: str | None = typer.Option(None, "--split", help="Split name (default: from examples)."),
+    splits: list[Path] = typer.Option(
+        [],
+        "--splits",
+        help="With --format covr: a program or lexical split folder (covr split) whose held-out "
+        "examples get the marker program_N / lexical_N (repeatable; N counts each kind).",
+    ),
 ) -> None:
-    """Export examples: canonical JSONL, or Parquet laid out for the Hugging Face Hub
-    (DST/data/<split>-0000i-of-0000N.parquet and DST/README.md with dataset_info)."""
+    """Export examples: canonical JSONL, Parquet laid out for the Hugging Face Hub
+    (DST/data/<split>-0000i-of-0000N.parquet and DST/README.md with dataset_info), or the
+    released COVR dataset's layout (--format covr)."""
     from covr.questions.export import read_jsonl, write_jsonl
     from covr.questions.parquet import write_parquet
 
-    if fmt not in ("jsonl", "parquet"):
-        fail("--format must be jsonl or parquet", EXIT_BAD_INPUT)
+    if fmt not in EXPORT_FORMATS:
+        fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}", EXIT_BAD_INPUT)
+    if splits and fmt != "covr":
+        fail("--splits goes with --format covr", EXIT_BAD_INPUT)
     try:
         examples = list(read_jsonl(src))
+        if fmt == "covr":
+            from covr.cli.export_covr import export_covr
+
+            n = export_covr(examples, src, dst, splits)
+            typer.echo(f"{n} examples -> {dst} (released COVR layout)", err=True)
+            return
     except QuestionError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     if fmt == "jsonl":

@@ -60,8 +60,9 @@ def write_jsonl(examples: Iterable[ExampleRecord], path: Path) -> int:
     return n
 
 
-def read_jsonl(path: Path) -> Iterator[ExampleRecord]:
-    """Examples of a JSONL file; a bad line raises :class:`ExampleFileError` naming it."""
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of every non-blank line; an unreadable file or a line that
+    is not JSON raises :class:`ExampleFileError` naming it (shared by both layouts' readers)."""
     try:
         handle = path.open(encoding="utf-8")
     except OSError as exc:
@@ -71,12 +72,17 @@ def read_jsonl(path: Path) -> Iterator[ExampleRecord]:
             if not line.strip():
                 continue
             try:
-                example = json.loads(line)
+                yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ExampleFileError(str(path), number, f"not JSON: {exc.msg}") from None
-            if not isinstance(example, dict):
-                raise ExampleFileError(str(path), number, "an example must be a JSON object")
-            for key in COVR_FIELDS:
-                if key not in example:
-                    raise ExampleFileError(str(path), number, f"field {key!r} is missing")
-            yield example
+
+
+def read_jsonl(path: Path) -> Iterator[ExampleRecord]:
+    """Examples of a JSONL file; a bad line raises :class:`ExampleFileError` naming it."""
+    for number, example in json_lines(path):
+        if not isinstance(example, dict):
+            raise ExampleFileError(str(path), number, "an example must be a JSON object")
+        for key in COVR_FIELDS:
+            if key not in example:
+                raise ExampleFileError(str(path), number, f"field {key!r} is missing")
+        yield example
