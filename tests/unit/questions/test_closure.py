@@ -171,7 +171,10 @@ def test_every_closure_form_renders_by_the_text_rules(rel: _Related) -> None:
                     texts.setdefault(t.name, []).append(instance.text)
                     ops = [s["operation"] for s in instance.program]
                     assert "same_attr" in ops
-    assert set(texts) == CLOSURE_FORMS
+    # a comparison counts g's root; "people" is a collective plural and is never counted
+    # (issue 16 hand audit; changed deliberately: the plural subject gave every form before)
+    expected = {f for f in CLOSURE_FORMS if rel is SINGULAR or "compare" not in f}
+    assert set(texts) == expected
     for name, items in texts.items():
         question = group_templates("closure")[name].question
         for text in items:

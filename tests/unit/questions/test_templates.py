@@ -124,6 +124,13 @@ PLURAL = _related(
         ("object@0+attribute@0", {"object@0": "child", "attribute@0": "old"}),
     ],
 )
+COUNTING_OBJECTS = {
+    "compare_count_objects",
+    "count_ref_objects",
+    "verify_count_ref_objects",
+    "count_ref_group_by",
+    "verify_count_ref_group_by",
+}
 EXPECTED = {
     ("verify_attr", "s"): "Is the man that is holding a red umbrella tall?",
     ("verify_attr", "p"): "Are the people that are holding a red umbrella young?",
@@ -131,7 +138,6 @@ EXPECTED = {
     ("query_object", "p"): "What are the young people holding?",
     ("query_attr", "s"): "What is the height of the man that is holding a red umbrella?",
     ("count_ref_objects", "s"): "How many tall men that are holding a red umbrella are there?",
-    ("count_ref_objects", "p"): "How many young people that are holding a red umbrella are there?",
 }
 
 
@@ -154,7 +160,13 @@ def _forms(rel: _Related) -> dict[str, list[str]]:
 @pytest.mark.parametrize(("rel", "number"), [(SINGULAR, "s"), (PLURAL, "p")])
 def test_every_form_renders_for_singular_and_plural_subjects(rel: _Related, number: str) -> None:
     forms = _forms(rel)
-    assert set(forms) == set(default_templates()), set(default_templates()) - set(forms)
+    expected = set(default_templates())
+    if number == "p":
+        # "people" is a collective plural: an object named so is several persons, so no form
+        # counts it (issue 16 hand audit; changed deliberately, the old expectation was "How
+        # many young people that are holding a red umbrella are there?")
+        expected -= COUNTING_OBJECTS
+    assert set(forms) == expected, expected ^ set(forms)
     for name, texts in forms.items():
         question = default_templates()[name].question
         for text in texts:
