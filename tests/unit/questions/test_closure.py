@@ -192,7 +192,7 @@ def test_every_closure_form_renders_by_the_text_rules(rel: _Related) -> None:
         )
         # the three CLOSURE families the first four forms lacked (seed 003 §2)
         assert (
-            "Is there anything that an object that has the same color as the red car is on?"
+            "Is an object that has the same color as the red car on anything?"
             in texts["closure_chain_sim_loc"]
         )
         assert (
