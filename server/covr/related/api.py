@@ -10,12 +10,12 @@ Cypher-backed one (:class:`~covr.related.store_provider.StoreRelated`) and the i
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
 from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
-from covr.related.matcher import Distractor, PresenceFilter, contains, no_presence_filter
 from covr.related.sampling import stable_seed
 from covr.scene.edits import signature_sort_key
 from covr.scene.enumerate import EnumerationOptions
@@ -51,6 +51,29 @@ class Default(Enum):
 
 
 DEFAULT = Default.VALUE
+
+
+@dataclass(frozen=True, slots=True)
+class Distractor:
+    """An image related to ``g`` by the edits in ``signature`` (defined in :mod:`covr.related.matcher`)."""
+
+    image_id: str
+    signature: str
+    subgraph: Subgraph
+    alternatives: tuple[Subgraph, ...]
+
+    @property
+    def distance(self) -> int:
+        return self.signature.count("+") + 1
+
+
+PresenceFilter = Callable[[Subgraph, list[Distractor]], list[Distractor]]
+"""Hook that removes distractors in which ``g`` is probably present though unannotated."""
+
+
+def no_presence_filter(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
+    """The identity hook (no presence filter)."""
+    return results
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,17 @@ def as_subgraph(g: Subgraph | str) -> Subgraph:
     if isinstance(g, str):
         return Subgraph.from_key(g)
     raise RelatedError("g", f"expected a Subgraph or a subgraph key, got {type(g).__name__}")
+
+
+def contains(scene: SceneGraph, g: Subgraph) -> bool:
+    """Whether ``scene`` holds a match of ``g`` (the in-memory matcher's definition).
+
+    The matcher is imported when first called, not at the top: it builds on this module's
+    result types (:class:`Distractor`), so a top-level import would be circular.
+    """
+    from covr.related import matcher
+
+    return matcher.contains(scene, g)
 
 
 def _is_int(value: object) -> bool:

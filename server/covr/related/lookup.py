@@ -3,7 +3,7 @@
 What a caller gets is defined by the in-memory matcher (:mod:`covr.related.matcher`,
 docs/subgraphs.md §8); this class computes the same thing with parameterized Cypher, fast, and
 with seeded sampling. It owns what outlives one request: the store generation, the name tables
-(:mod:`covr.related.names`), the scene-graph reader (:mod:`covr.related.scenes`) and a result
+(:mod:`covr.related.names`), the scene-graph reader (:class:`SceneReader`, here) and a result
 cache; one request's round loop is :class:`covr.related.search.Search`.
 
 Results are cached per (subgraph key, split, arguments, model version) and dropped when the
@@ -37,10 +37,10 @@ from covr.related.api import (
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.matcher import contains
 from covr.related.names import Concretes, NameTables
-from covr.related.scenes import SceneReader
 from covr.related.search import Request, Search
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
+from covr.scene.records import from_store_record
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings, get_settings
 
@@ -50,11 +50,81 @@ __all__ = [
     "RelatedError",
     "RelatedLookup",
     "RelatedResult",
+    "SceneReader",
     "StatsMissing",
     "UnknownImage",
     "UnknownSubgraph",
     "enumeration_options",
 ]
+
+
+class SceneReader:
+    """Scene graphs by image id from the store, cached until :meth:`clear`.
+
+    Why here, in one place: the presence filter reads every candidate distractor's scene graph,
+    the question engine reads the images it shows, and the service reads source images; one
+    read per image was ~80 % of a cold lookup (issue 7's load test). Reading the ones not
+    cached in one statement per ``COVR_RELATED_SCENE_BATCH`` ids, and keeping them
+    (``COVR_RELATED_CACHE_SCENES``) until the owner (:class:`RelatedLookup`) sees a new store
+    generation and calls :meth:`clear`, serves all of them.
+    """
+
+    def __init__(self, store: GraphStore, *, cache_size: int, batch: int) -> None:
+        self.store = store
+        self.batch = batch
+        self._cache: LRU[str, SceneGraph] = LRU(cache_size)
+
+    def one(self, image_id: str) -> SceneGraph:
+        """The stored scene graph of ``image_id`` read now; :class:`UnknownImage` when absent."""
+        if not isinstance(image_id, str) or not image_id.strip():
+            raise UnknownImage("image_id", f"must be a non-empty string, got {image_id!r}")
+        graph = self.find(image_id)
+        if graph is None:
+            raise UnknownImage("image_id", f"no image {image_id!r} in the store")
+        return graph
+
+    def find(self, image_id: str) -> SceneGraph | None:
+        """The stored scene graph of ``image_id`` read now (not from the cache: a caller that
+        names one image wants what the store holds, even before a lookup saw a new generation),
+        or None."""
+        rows = self.store.read(catalog.get("match/scene_graph"), {"image_id": image_id})
+        return from_store_record(rows[0]) if rows else None
+
+    def many(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
+        """Scene graphs by id in request order (absent ids are left out)."""
+        if isinstance(image_ids, str) or not isinstance(image_ids, Sequence):
+            raise RelatedError(
+                "image_ids", f"must be a sequence of image ids, got {type(image_ids).__name__}"
+            )
+        for n, image_id in enumerate(image_ids):
+            if not isinstance(image_id, str) or not image_id.strip():
+                raise RelatedError(
+                    f"image_ids[{n}]", f"must be a non-empty string, got {image_id!r}"
+                )
+        return self.cached(image_ids)
+
+    def cached(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
+        """:meth:`many` without argument checks (ids the lookup produced itself)."""
+        found: dict[str, SceneGraph] = {}
+        missing: list[str] = []
+        wanted = list(dict.fromkeys(image_ids))
+        for image_id in wanted:
+            hit = self._cache.get(image_id)
+            if hit is None:
+                missing.append(image_id)
+            else:
+                found[image_id] = hit
+        for start in range(0, len(missing), self.batch):
+            chunk = missing[start : start + self.batch]
+            # the batched form of match/scene_graph: same row shape, one row per image present
+            for row in self.store.read(catalog.get("match/scene_graphs"), {"ids": chunk}):
+                graph = from_store_record(row)
+                self._cache.put(graph.image_id, graph)
+                found[graph.image_id] = graph
+        return {i: found[i] for i in wanted if i in found}  # request order, not the store's
+
+    def clear(self) -> None:
+        self._cache.clear()
 
 
 class _SharedLock:
@@ -220,7 +290,7 @@ class RelatedLookup:
 
     def scene_graphs(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
         """Stored scene graphs by id (absent ids are left out), as of the store generation this
-        lookup saw last (:class:`~covr.related.scenes.SceneReader`: batched, cached).
+        lookup saw last (:class:`SceneReader`: batched, cached).
 
         No generation query here: inside a lookup the generation was just checked, and the
         question engine reads many scenes per request; call :meth:`refresh` first for a view

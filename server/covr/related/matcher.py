@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from covr.related.api import Distractor, PresenceFilter, no_presence_filter
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity
 from covr.scene.edits import (
     NodeType,
@@ -62,29 +63,6 @@ class Match:
     objects: tuple[str, ...]
     relations: tuple[str, ...] = ()
     relmods: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Distractor:
-    """An image related to ``g`` by the edits in ``signature`` (see the module docstring)."""
-
-    image_id: str
-    signature: str
-    subgraph: Subgraph
-    alternatives: tuple[Subgraph, ...]
-
-    @property
-    def distance(self) -> int:
-        return self.signature.count("+") + 1
-
-
-PresenceFilter = Callable[[Subgraph, list[Distractor]], list[Distractor]]
-"""Hook that removes distractors in which ``g`` is probably present though unannotated."""
-
-
-def no_presence_filter(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
-    """The identity hook (until the presence model exists)."""
-    return results
 
 
 # -- index -------------------------------------------------------------------------------------

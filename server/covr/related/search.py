@@ -13,7 +13,7 @@ How (docs/related.md §3 has the long version):
    switch to an exact, index-started match of its images (:meth:`Search._go_direct`).
 3. **Exclusion.** Images that produced a distractor row are checked once for an overlap-relaxed
    copy of ``g`` (which includes ``g`` itself).
-4. **Exactness.** Every row is decoded again with the exclusivity model (:mod:`covr.related.rules`);
+4. **Exactness.** Every row is decoded again with the exclusivity model (:mod:`covr.related.names`);
    the Cypher rules are only prefilters.
 """
 
@@ -28,7 +28,6 @@ from functools import cached_property
 import numpy as np
 
 from covr.graph.store import GraphStore, Row
-from covr.related import rules
 from covr.related.api import Distractor, PresenceFilter, RelatedResult
 from covr.related.cypher_path import (
     AnchoredBranch,
@@ -40,7 +39,14 @@ from covr.related.cypher_path import (
     exact_rules,
     union_query,
 )
-from covr.related.names import Concretes, NameTables
+from covr.related.names import (
+    Changes,
+    Concretes,
+    NameTables,
+    concrete_changes,
+    embeddings,
+    is_relaxed_row,
+)
 from covr.related.sampling import Stream, WholeStream
 from covr.scene.edits import Position, name_at, positions, signature, signature_sort_key
 from covr.scene.subgraph import Subgraph
@@ -319,7 +325,7 @@ class Search:
 
     # -- verification ----------------------------------------------------------------------------
 
-    def _decode(self, changes: Iterable[rules.Changes]) -> Iterable[Subgraph]:
+    def _decode(self, changes: Iterable[Changes]) -> Iterable[Subgraph]:
         for change in changes:
             concrete = self.concretes.of(self.g, change)
             if concrete is not None:
@@ -353,7 +359,7 @@ class Search:
                 positives.add(image_id)
                 continue
             changed = self.states[n].changed
-            found = rules.concrete_changes(g, changed, row, self.names.exclusive)
+            found = concrete_changes(g, changed, row, self.names.exclusive)
             for concrete in self._decode(found):
                 hits[n][image_id].add(concrete)
         return hits, positives
@@ -387,7 +393,7 @@ class Search:
             for row in self.store.read(query, params):
                 image_id = str(row["image_id"])
                 positive, per = found.get(image_id) or (False, defaultdict(set))
-                for changes in rules.embeddings(g, row, max_distance, self.names.exclusive):
+                for changes in embeddings(g, row, max_distance, self.names.exclusive):
                     if not changes:
                         positive = True
                         continue
@@ -406,9 +412,7 @@ class Search:
             query, params = union_query([branch])
             for row in self.store.read(query, params):
                 image_id = str(row["image_id"])
-                if image_id not in excluded and rules.is_relaxed_row(
-                    self.g, row, self.names.exclusive
-                ):
+                if image_id not in excluded and is_relaxed_row(self.g, row, self.names.exclusive):
                     excluded.add(image_id)
         return excluded
 
@@ -440,7 +444,7 @@ class Search:
         is done once (it dominated the cost: the same 1,500-node index scan and first hop per
         signature, measured with GRAPH.PROFILE at 1x), every other position holds ``g``'s name
         or a possible edit, and each returned embedding is sorted into its signature here with
-        the exact rules of :func:`covr.related.rules.embeddings`. A signature alone on its
+        the exact rules of :func:`covr.related.names.embeddings`. A signature alone on its
         anchor keeps the plain branch with its own rules, which returns only image ids.
         """
         if not states:
@@ -456,7 +460,7 @@ class Search:
             if not counting:
                 pools[next(iter(by_signature.values()))].add(index)
                 continue
-            for changes in rules.embeddings(self.g, row, every, self.names.exclusive):
+            for changes in embeddings(self.g, row, every, self.names.exclusive):
                 member = by_signature.get(signature(p for p, _ in changes))
                 if member is not None:
                     pools[member].add(index)

@@ -5,7 +5,7 @@ Why an adapter and not a second code path: generation only needs scene graphs, p
 distractors with their signatures and concrete subgraphs; the lookup already returns exactly those
 (and agrees with the reference matcher, its congruence tests say so), so the engine runs unchanged
 against the store. Scene graphs are read once and cached (the same images are shown again and
-again) by the lookup's scene reader (:mod:`covr.related.scenes`), which the presence filter fills too (it reads the same
+again) by the lookup's scene reader (:class:`covr.related.lookup.SceneReader`), which the presence filter fills too (it reads the same
 distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
 an import replaced images): a cache of our own outlived re-imports. Forked worker processes
 (``covr generate --workers K``) inherit the warmed lookup and the loaded models; their store

@@ -4,7 +4,8 @@ Only translation lives here: the rules themselves (what makes a scene graph or a
 are the scene room's (:func:`covr.scene.validate`, :class:`covr.scene.subgraph.Subgraph`), so an
 RPC accepts exactly what the batch loaders accept. Errors become :class:`InvalidArgument` with the
 request path of the offending field (``scene_graph.objects[2].name``). Page tokens (the position of
-a stream plus the request fields it is only valid for) are converted here too.
+a stream plus the request fields it is only valid for) are converted here too, and request sizes
+are checked against the settings' limits (:class:`RequestLimits`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from covr.questions.example import ExampleRecord
@@ -36,6 +38,7 @@ from covr.scene.subgraph import (
 )
 from covr.scene.text import describe
 from covr.service.errors import FieldViolation, InvalidArgument
+from covr.settings import Settings
 from covr.v1 import questions_pb2, scene_pb2
 
 MAX_SUBGRAPH_PARTS = 32
@@ -379,3 +382,45 @@ def decode_page_token(
                 field, f"was issued for a different {key}; page tokens only continue their query"
             )
     return state
+
+
+# -- request sizes -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """The size checks of one server (its settings): page sizes, batch sizes, subgraph caps.
+
+    Every RPC checks request sizes the same way, beside the other field checks: the limits come
+    from the ``COVR_SERVICE_*`` settings; a value over a limit is a bad field
+    (``INVALID_ARGUMENT`` naming it) rather than a silently shortened answer, and 0 means "the
+    server's default", as the proto comments promise.
+    """
+
+    settings: Settings
+
+    def page_size(self, requested: int, field: str = "page_size") -> int:
+        """The page size to use: the default for 0, the request's value up to the maximum."""
+        if requested == 0:
+            return self.settings.service_page_size
+        if requested > self.settings.service_max_page_size:
+            raise InvalidArgument.field(
+                field, f"{requested} is larger than {self.settings.service_max_page_size}"
+            )
+        return requested
+
+    def batch(self, count: int, field: str) -> None:
+        """A batch request (pairs, queries) holds at least one and at most a page of entries."""
+        if count == 0:
+            raise InvalidArgument.field(field, "must not be empty")
+        if count > self.settings.service_max_page_size:
+            raise InvalidArgument.field(
+                field, f"has {count} entries (at most {self.settings.service_max_page_size})"
+            )
+
+    def max_subgraphs(self, requested: int) -> int:
+        """How many subgraphs of an image a request may use: the cap for 0, else up to it."""
+        cap = self.settings.service_max_subgraphs
+        if requested > cap:
+            raise InvalidArgument.field("max_subgraphs", f"{requested} is larger than {cap}")
+        return requested or cap

@@ -18,8 +18,8 @@ from typing import Any
 from covr.related.lookup import RelatedLookup, RelatedResult
 from covr.scene.subgraph import Subgraph
 from covr.service import convert
+from covr.service.convert import RequestLimits
 from covr.service.errors import FieldViolation, InvalidArgument
-from covr.service.limits import RequestLimits
 from covr.v1 import related_pb2
 
 Scope = Callable[[], AbstractContextManager[None]]

@@ -27,12 +27,12 @@ from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.service import convert, imports, related_pages, scoring
 from covr.service.admission import Admission
+from covr.service.convert import RequestLimits
 from covr.service.deadline import RequestDeadlines
 from covr.service.errors import FieldViolation, InvalidArgument, NotFound
 from covr.service.evaluation import run_evaluation
 from covr.service.example_stream import stream_examples
 from covr.service.interceptors import cancelled_event
-from covr.service.limits import RequestLimits
 from covr.service.rooms import Rooms
 from covr.settings import Settings
 from covr.v1 import evaluation_pb2, questions_pb2, related_pb2, service_pb2_grpc, store_pb2

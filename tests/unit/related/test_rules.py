@@ -1,11 +1,11 @@
-"""Rule choice and row decoding of the store lookup, without a store (covr.related.rules)."""
+"""Rule choice and row decoding of the store lookup, without a store (covr.related.names)."""
 
 from __future__ import annotations
 
 import pytest
 
 from covr.related.cypher_path import Rule
-from covr.related.rules import (
+from covr.related.names import (
     choose_anchor,
     combined_rule,
     concrete_changes,
