@@ -10,6 +10,7 @@ from covr.cli import data, db, serve, splits
 from covr.cli import models as models_cli
 from covr.cli import questions as questions_cli
 from covr.cli import related as related_cli
+from covr.cli import scale as scale_cli
 from covr.cli import view as view_cli
 from covr.cli.common import (
     BACKEND_HELP,
@@ -45,6 +46,7 @@ app.command()(splits.properties)
 app.command()(splits.easiness)
 app.command()(splits.evaluate)
 questions_cli.register(app)
+scale_cli.register(app)
 view_cli.register(app)
 
 

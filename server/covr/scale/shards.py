@@ -127,6 +127,24 @@ class Parts:
                 raise ScaleError(f"{self.part(shard)}:{number}", "a record needs an image id")
             yield record
 
+    def in_order(self, image_ids: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """Each image's record in input order, taken from its shard's part (a part holds its
+        images in input order, so one reader per shard suffices); :class:`ScaleError` naming
+        the part when it does not hold the image expected next."""
+        readers: dict[int, Iterator[dict[str, Any]]] = {}
+        for image_id in image_ids:
+            shard = shard_of(image_id, self.shards)
+            if shard not in readers:
+                readers[shard] = self.records(shard)
+            record = next(readers[shard], None)
+            if record is None or record["image"] != image_id:
+                found = "the end of the file" if record is None else repr(record["image"])
+                raise ScaleError(
+                    str(self.part(shard)),
+                    f"expected the record of image {image_id!r}, found {found}",
+                )
+            yield record
+
     def remove_stale(self) -> None:
         """Delete every part file in the directory (a fresh run without ``--resume``: parts of
         an earlier run must not be mistaken for this one's)."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,13 +53,26 @@ def settings_from(values: dict[str, Any]) -> Settings:
 
 
 @dataclass(frozen=True)
+class RelatedOptions:
+    """The lookup arguments of a distractor run (``covr distractors``; docs/related.md §1)."""
+
+    split: str | None = None  # related images only from this split (None: any)
+    max_distance: int = 2
+    per_signature: int = 5
+    positives: int = 5
+    max_subgraphs: int | None = None  # per image without named subgraphs (None: all)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class Job:
     """One batch run as a task sees it: the store, the split, the lookup and the options."""
 
     settings: dict[str, Any]
     split: str
     lookup: str  # "memory" (matcher over the split's scene graphs) or "store" (Cypher lookup)
-    options: GenerationOptions | None = None  # None for a distractor run
+    options: GenerationOptions | None = None  # generation only
+    related: RelatedOptions | None = None  # distractor runs only
     key: str = ""  # the run key: a worker's cached provider belongs to one job
 
     def __post_init__(self) -> None:
@@ -82,14 +96,14 @@ class ShardResult:
 class _Worker:
     key: str
     store: GraphStore
-    provider: RelatedProvider
+    provider: RelatedProvider | None  # generation only
     lookup: RelatedLookup
 
 
 _CACHED: _Worker | None = None
 
 
-def _worker(job: Job) -> _Worker:
+def worker_for(job: Job) -> _Worker:
     """The store connection and provider of this worker process for ``job`` (built once)."""
     global _CACHED
     if _CACHED is not None and _CACHED.key == job.key:
@@ -97,19 +111,39 @@ def _worker(job: Job) -> _Worker:
     if _CACHED is not None:
         _CACHED.store.close()
         _CACHED = None
-    settings = settings_from(job.settings)
-    store = open_store(settings)  # the embedded server of the driver's machine is attached to
-    lookup, _reason = serving_lookup(RelatedLookups(store, settings))
-    ids = lookup.image_ids(job.split)
-    provider: RelatedProvider
-    if job.lookup == "memory":
-        # the split's scene graphs sorted by id, as covr generate builds its in-memory index
-        scenes = read_scenes(lookup, ids)
-        provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks, presort=True)
-    else:
-        provider = StoreRelated(lookup, {job.split: ids})
-    _CACHED = _Worker(job.key, store, provider, lookup)
+    # on the driver's machine this attaches to the embedded server the driver started
+    _CACHED = _build(job, open_store(settings_from(job.settings)))
     return _CACHED
+
+
+@contextmanager
+def in_process(job: Job, store: GraphStore) -> Iterator[None]:
+    """Shards run in the driver's process (no ``--ray``) use its own store connection."""
+    global _CACHED
+    _CACHED = _build(job, store)
+    try:
+        yield
+    finally:
+        _CACHED = None
+
+
+def _build(job: Job, store: GraphStore) -> _Worker:
+    settings = settings_from(job.settings)
+    if job.lookup == "memory":  # the classifiers are not needed: only listings and scenes
+        lookup = RelatedLookup(store, settings=settings)
+    else:
+        lookup, _reason = serving_lookup(RelatedLookups(store, settings))
+    provider: RelatedProvider | None = None
+    if job.options is not None:
+        ids = lookup.image_ids(job.split)
+        if job.lookup == "memory":
+            # the split's scene graphs sorted by id, as covr generate builds its index
+            scenes = read_scenes(lookup, ids)
+            max_checks = settings.questions_max_checks
+            provider = InMemoryRelated(scenes, max_checks=max_checks, presort=True)
+        else:
+            provider = StoreRelated(lookup, {job.split: ids})
+    return _Worker(job.key, store, provider, lookup)
 
 
 def read_scenes(lookup: RelatedLookup, ids: Sequence[str], chunk: int = 500) -> list[Any]:
@@ -124,8 +158,9 @@ def read_scenes(lookup: RelatedLookup, ids: Sequence[str], chunk: int = 500) -> 
 def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResult:
     """One record per image: its examples (canonical JSON lines, each qid once within the
     image) and why candidates were dropped; the merge drops repeats across images."""
+    worker = worker_for(job)
     assert job.options is not None
-    worker = _worker(job)
+    assert worker.provider is not None
     records: list[dict[str, Any]] = []
     for image_id in image_ids:
         dropped: Counter[str] = Counter()
