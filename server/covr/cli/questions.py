@@ -233,6 +233,7 @@ def _generate_from_store(
             check_images(provider, options, ids if image else [])
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
+        provider.prepare()  # vocabularies and the model's per-term work, once, before any fork
         _write_generated(provider, options, ids, workers or settings.questions_workers, out, quiet)
 
 

@@ -91,6 +91,7 @@ def load_exclusivity_model(
                 open_wordnet=lambda: open_configured_wordnet(settings),
                 threads=settings.model_threads,
                 max_pairs=settings.model_cache_pairs,
+                learned=(settings.data_dir / "models", str(settings.wordnet_dir.resolve())),
             )
             _LOADED[("exclusivity", path)] = model
     assert isinstance(model, OnnxExclusivity)

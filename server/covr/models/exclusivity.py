@@ -21,7 +21,7 @@ import numpy as np
 
 from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
-from covr.models.lexical import LexicalTable, table_path
+from covr.models.lexical import LexicalTable, table_path, write_table
 from covr.models.onnx_io import OnnxHead
 from covr.models.terms import (
     NODE_TYPES,
@@ -51,10 +51,14 @@ class OnnxExclusivity:
         open_wordnet: Callable[[], Any] | None = None,
         threads: int = 1,
         max_pairs: int = 500_000,
+        learned: tuple[Path, str] | None = None,
     ) -> None:
         """``wordnet`` (a reader) or ``open_wordnet`` (opens one on first need) answers for
-        terms outside the model's lexical table; see :mod:`covr.models.lexical`."""
+        terms outside the model's lexical table; see :mod:`covr.models.lexical`. ``learned``
+        is ``(folder, WordNet source)``: where the facts WordNet gave for such terms are kept
+        between processes (:meth:`remember_facts`)."""
         self.path = path
+        self._learned = learned
         self._wordnet = wordnet
         self._open_wordnet = open_wordnet
         self._threads = threads
@@ -79,6 +83,7 @@ class OnnxExclusivity:
             self._wordnet,
             table=self._table(meta),
             open_wordnet=self._open_wordnet,
+            learned=self._learned_table(meta.get("version", "")),
         )
         if featurizer.names != spec.get("names"):
             raise ModelResourceError(f"{self.path}: feature names differ from this code's")
@@ -102,6 +107,66 @@ class OnnxExclusivity:
             _log.warning("%s: %s belongs to another model version; using WordNet", self.path, path)
             return None
         return table
+
+    def _learned_path(self, version: str) -> Path | None:
+        if self._learned is None:
+            return None
+        return self._learned[0] / f"{self.path.stem}-{version}.wordnet-facts.json"
+
+    def _learned_table(self, version: str) -> LexicalTable | None:
+        """The facts earlier processes remembered for this model version and WordNet source,
+        or None (absent, unreadable, another source: then WordNet answers, same scores)."""
+        path = self._learned_path(version)
+        if path is None or not path.is_file():
+            return None
+        try:
+            table = LexicalTable.read(path)
+        except ModelResourceError as exc:
+            _log.warning("ignoring remembered WordNet facts: %s", exc)
+            return None
+        ok = table.model_version == version and table.features_version == FEATURES_VERSION
+        return table if ok and self._learned and table.source == self._learned[1] else None
+
+    def prime(self, terms: Sequence[tuple[NodeType, str]]) -> None:
+        """Compute the per-term features of ``terms`` now and remember the WordNet facts this
+        needed: ``covr generate`` calls it with the store's vocabulary before forking workers,
+        so WordNet (seconds of start-up) is opened at most once, in the parent, and not at all
+        by the next process. Names the model cannot read are skipped (the lookup judges those
+        pairs by the word lists)."""
+        featurizer = self._featurizer
+        for raw_kind, name in terms:
+            try:
+                kind, term, _ = self._key(0, (raw_kind, name, name))  # as scoring normalizes
+            except ModelInputError:
+                continue
+            featurizer.term(kind, term)
+        self.remember_facts()
+
+    def remember_facts(self) -> bool:
+        """Write the WordNet facts this process computed, with those already remembered, to
+        ``<folder>/<model>-<version>.wordnet-facts.json`` (the lexical table's format); True
+        when a file was written. Why: the model's own table covers its training vocabulary,
+        and a store's other names (synthetic words, new datasets) otherwise open WordNet in
+        every process, ~9 CPU-s each; the facts are what WordNet gives, so scores are equal."""
+        path = self._learned_path(self.version)
+        new = self._featurizer.computed_facts()
+        if path is None or not new or self._learned is None:
+            return False
+        old = self._featurizer.learned
+        known = [(k, t, f) for k, t in old.terms() if (f := old.get(k, t))] if old else []
+        try:
+            write_table(
+                path,
+                {(k, t): (k, t, f) for k, t, f in [*known, *new]}.values(),
+                model=f"{self.path.stem}-learned",
+                model_version=self.version,
+                features_version=FEATURES_VERSION,
+                source=self._learned[1],
+            )
+        except OSError as exc:  # a cache: generation goes on without it
+            _log.warning("WordNet facts not remembered in %s: %s", path, exc)
+            return False
+        return True
 
     def refresh(self) -> bool:
         """Re-read the file; drop the score cache if its model version changed (then True)."""

@@ -212,9 +212,14 @@ class Featurizer:
         *,
         table: LexicalTable | None = None,
         open_wordnet: Callable[[], Any] | None = None,
+        learned: LexicalTable | None = None,
     ) -> None:
         self.lexicon = lexicon
         self.table = table
+        self.learned = learned
+        """Facts an earlier process computed from WordNet for terms outside ``table``
+        (:meth:`~covr.models.exclusivity.OnnxExclusivity.remember_facts`), read before WordNet."""
+        self._computed: dict[tuple[ModelType, str], WordNetFacts] = {}
         self._wordnet = wordnet
         self._open_wordnet = open_wordnet
         self.names = feature_names(lexicon)
@@ -246,12 +251,20 @@ class Featurizer:
         found = self._facts.get(key)
         if found is None:
             found = self.table.get(kind, term) if self.table is not None else None
+            if found is None and self.learned is not None:
+                found = self.learned.get(kind, term)
             if found is None:
                 with self._wordnet_lock:
                     wn = self.wordnet
                     found = NO_FACTS if wn is None else wordnet_facts(wn, kind, term)
+                if wn is not None:
+                    self._computed[key] = found
             self._facts[key] = found
         return found
+
+    def computed_facts(self) -> list[tuple[ModelType, str, WordNetFacts]]:
+        """The facts this process read from WordNet itself (neither table held them)."""
+        return [(k, t, f) for (k, t), f in self._computed.items()]
 
     def known_facts(self) -> list[tuple[ModelType, str, WordNetFacts]]:
         """Every term's facts computed so far (training writes them as the lexical table)."""

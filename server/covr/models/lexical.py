@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +114,7 @@ class LexicalTable:
         if data.get("format") != TABLE_FORMAT:
             raise ModelResourceError(f"lexical table format {data.get('format')!r} is not known")
         self.model_version = str(data.get("model_version", ""))
+        self.source = str(data.get("source", ""))
         self.features_version = data.get("features_version")
         self.sha256 = sha256
         self._names: list[str] = list(data["synsets"])
@@ -175,6 +177,7 @@ def write_table(
     model: str,
     model_version: str,
     features_version: int,
+    source: str = "WordNet 3.0 (Debian wordnet-base) read by nltk at training time",
 ) -> dict[str, Any]:
     """Write the table; returns what the model's metadata records about it (file, hash, size).
 
@@ -205,13 +208,13 @@ def write_table(
         "model": model,
         "model_version": model_version,
         "features_version": features_version,
-        "source": "WordNet 3.0 (Debian wordnet-base) read by nltk at training time",
+        "source": source,
         "synsets": names,
         "terms": terms,
     }
     raw = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # processes may write at once
     tmp.write_bytes(raw)
     tmp.replace(path)
     return {

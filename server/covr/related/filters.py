@@ -59,6 +59,12 @@ class ModelExclusivity:
         except models.ModelInputError:
             return [self.m(*p) for p in pairs]
 
+    def prime(self, terms: Sequence[tuple[NodeType, str]]) -> None:
+        """The model's per-term work for a vocabulary, done now (before workers fork)."""
+        prime = getattr(self.model, "prime", None)
+        if callable(prime):
+            prime(terms)
+
 
 ScenesOf = Callable[[Sequence[str]], Mapping[str, SceneGraph]]
 """Reads the scene graphs of several images at once (absent ids left out)."""

@@ -56,8 +56,20 @@ class StoreRelated:
         (:func:`~covr.questions.generate.iter_examples`), so they inherit them instead of each
         reading its own. The models are already loaded (the lookup was built with them); each
         worker's store client opens its own connection on first use (redis-py and the Neo4j
-        driver notice the fork), so no socket is shared."""
+        driver notice the fork), so no socket is shared. The exclusivity model's per-term work
+        for the store's vocabulary is done here too (WordNet, when a name is outside the model's
+        table, is opened once here and its answers kept for the next process)."""
         self.lookup.warm()
+        prime = getattr(self.lookup.exclusivity, "prime", None)
+        if callable(prime):
+            vocabulary = self.lookup.names.vocabulary
+            prime(
+                [
+                    (kind, name)
+                    for kind in ("object", "attribute", "relation", "relmod")
+                    for name in sorted(vocabulary(kind, None))
+                ]
+            )
 
     def refresh(self) -> None:
         """Check the store generation once (one query); drops cached scene graphs if it moved."""
