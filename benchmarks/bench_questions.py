@@ -22,22 +22,43 @@ what one dedicated core would do).
 
 Run: ``.venv/bin/python benchmarks/bench_questions.py [--scales 8500 85000] [--sources 120]
 [--repeats 3] [--json PATH] [--cache DIR]``.
+
+``--cli 100 8500`` measures instead what a user runs (issue 16, Performance): ``covr generate``
+as a subprocess, the default path (the store's Cypher lookup with the ONNX exclusivity and
+presence models) and ``--lookup memory`` (in-memory matcher, word lists, scene graphs read back
+from the same store) in the same run, with 1 and 2 workers, for each synthetic GQA-format dataset
+of that many images (100: the sample; 8,500: 0.1x), loaded once into an embedded FalkorDB of its
+own (``covr db start`` + ``covr load gqa``; the server keeps running between the runs, as with
+``covr db start``). Each repeat runs every (path, workers) once, interleaved, as a fresh process
+(``--images --sources`` source images, ``--seed``). CPU seconds are the client's (the ``covr``
+process and its forked workers: ``RUSAGE_CHILDREN``) plus the graph server's (the redis-server
+pid from ``server.json``, ``/proc/<pid>/stat``); reported: medians of questions/s (wall) and
+questions per CPU-second (client + server, and client only), the ratio to the reference COVR
+generator's 29.6 questions per CPU-second (2,905 questions in 98 CPU-s on 100 real GQA val
+images, issue 16) and to the 10x bar (296), the load average, and a digest per path (the same
+bytes for 1 and 2 workers and every repeat). ``--cli-sources 0`` uses every image.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import json
 import os
 import pickle
 import pstats
 import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from covr.questions.balance import balance
 from covr.questions.generate import GenerationOptions, generate
@@ -48,6 +69,9 @@ from covr_loaders import synthetic
 
 GOAL = 500.0
 ORIGINAL = {1: 47.0, 2: 82.0}
+REFERENCE_Q_PER_CPU_S = 29.6
+"""The original COVR generator on the 100 real GQA val images: 2,905 questions in 98 CPU-s,
+with 1 and with 2 workers (issue 16, Performance)."""
 
 
 def rss_mb(who: int) -> float:
@@ -133,6 +157,115 @@ def two_answer_share(examples: list[dict[str, Any]]) -> float:
     return sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
 
 
+def _covr(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "covr.cli.main", *args]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done
+
+
+def _children_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def cli_dataset(images: int, work: Path, seed: int) -> tuple[dict[str, str], int]:
+    """A running embedded store holding ``images`` synthetic GQA val images (loaded once per
+    work folder): the environment of the ``covr`` commands and the server's pid."""
+    folder = work / f"gqa-{images}-seed{seed}"
+    data = folder / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVR_")}
+    env.update(COVR_DATA_DIR=str(data), COVR_GRAPH_URI="")
+    _covr(["db", "start"], env)
+    marker = folder / "loaded"
+    if not marker.exists():
+        path = folder / "val_sceneGraphs.json"
+        synthetic.write("gqa", path, images=images, seed=seed, split="val")
+        _covr(["load", "gqa", str(path), "--split", "val"], env)
+        marker.write_text("ok\n")
+    pid = int(json.loads((data / "server.json").read_text())["pid"])
+    return env, pid
+
+
+def cli_run(env: dict[str, str], pid: int, flags: list[str], out: Path) -> dict[str, Any]:
+    """One ``covr generate`` process: examples, wall, client and server CPU seconds."""
+    from benchmarks.bench_backends import cpu_s
+
+    load = os.getloadavg()[0]
+    client, server, start = _children_cpu(), cpu_s(pid), time.perf_counter()
+    _covr(["generate", "--split", "val", "--out", str(out), "--quiet", *flags], env)
+    wall = time.perf_counter() - start
+    data = out.read_bytes()
+    return {
+        "examples": data.count(b"\n"),
+        "wall_s": wall,
+        "client_cpu_s": _children_cpu() - client,
+        "server_cpu_s": cpu_s(pid) - server,
+        "load_average": load,
+        "digest": hashlib.sha256(data).hexdigest()[:16],
+    }
+
+
+CLI_PATHS = {"store (default)": [], "memory": ["--lookup", "memory"]}
+
+
+def cli_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of one (path, workers) cell over its repeats."""
+    wall = statistics.median(r["wall_s"] for r in runs)
+    client = statistics.median(r["client_cpu_s"] for r in runs)
+    total = statistics.median(r["client_cpu_s"] + r["server_cpu_s"] for r in runs)
+    examples = runs[0]["examples"]
+    per_cpu = examples / total
+    return {
+        "examples": examples,
+        "median_wall_s": round(wall, 2),
+        "median_cpu_s_client_plus_server": round(total, 2),
+        "median_cpu_s_client": round(client, 2),
+        "questions_per_s": round(examples / wall, 1),
+        "questions_per_cpu_s": round(per_cpu, 1),
+        "questions_per_client_cpu_s": round(examples / client, 1),
+        "ratio_to_reference_29_6": round(per_cpu / REFERENCE_Q_PER_CPU_S, 1),
+        "meets_10x": per_cpu >= 10 * REFERENCE_Q_PER_CPU_S,
+        "runs": [
+            {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in runs
+        ],
+        "digests": sorted({r["digest"] for r in runs}),
+    }
+
+
+def cli_main(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``--cli``: both paths of ``covr generate``, 1 and 2 workers, per dataset (module doc)."""
+    work = Path(args.work)
+    results = []
+    for images in args.cli:
+        env, pid = cli_dataset(images, work, args.seed)
+        sources = ["--images", str(args.cli_sources)] if args.cli_sources else []
+        cells: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+        try:
+            for repeat in range(args.repeats):
+                for name, flags in CLI_PATHS.items():
+                    for workers in (1, 2):
+                        more = [*sources, "--seed", str(args.seed), "--workers", str(workers)]
+                        out = work / f"out-{images}-{len(flags)}-{workers}.jsonl"
+                        run = cli_run(env, pid, [*flags, *more], out)
+                        run["repeat"] = repeat
+                        cells[(name, workers)].append(run)
+                        print(json.dumps({"images": images, "path": name, "workers": workers,
+                                          **run}), file=sys.stderr)  # fmt: skip
+        finally:
+            _covr(["db", "stop"], env)
+        row = {
+            "images": images,
+            "sources": args.cli_sources or images,
+            "load_average_end": [round(x, 2) for x in os.getloadavg()],
+            "cells": {f"{n} / {w} worker(s)": cli_summary(r) for (n, w), r in cells.items()},
+        }
+        results.append(row)
+        print(json.dumps(row, indent=2))
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[8500, 85000])
@@ -141,7 +274,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default="")
     parser.add_argument("--cache", default="", help="Directory to keep pickled synthetic scenes.")
+    parser.add_argument(
+        "--cli", type=int, nargs="*", default=[], help="covr generate, both paths (module doc)."
+    )
+    parser.add_argument("--cli-sources", type=int, default=100, help="0: every image.")
+    parser.add_argument("--work", default="/tmp/covr-bq", help="Stores and outputs of --cli.")
     args = parser.parse_args()
+    if args.cli:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
+        results = cli_main(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+        return
     results = []
     for scale in args.scales:
         t0 = time.perf_counter()
