@@ -18,6 +18,16 @@ if TYPE_CHECKING:  # the lookup (numpy, drivers, models) is imported by the comm
 
 IMAGE_HELP = "Image id as stored, e.g. gqa:2370799 or imsitu:stapling_1.jpg."
 JSON_HELP = "Print JSON (shapes in docs/cli.md)."
+# shared with `covr distractors` (covr.cli.scale), which asks the same lookup for many images
+PER_SIGNATURE_OPTION = typer.Option(
+    None,
+    "--per-signature",
+    min=1,
+    help="Distractors per edit signature (default COVR_RELATED_PER_SIGNATURE).",
+)
+POSITIVES_OPTION = typer.Option(
+    None, "--positives", min=1, help="Positive images (default COVR_RELATED_POSITIVES)."
+)
 
 
 def subgraph_json(g: Subgraph) -> dict[str, Any]:
@@ -89,15 +99,8 @@ def related(
     max_distance: int = typer.Option(
         2, "--max-distance", min=1, max=2, help="Largest edit distance of distractors (1 or 2)."
     ),
-    per_signature: int | None = typer.Option(
-        None,
-        "--per-signature",
-        min=1,
-        help="Distractors per edit signature (default COVR_RELATED_PER_SIGNATURE).",
-    ),
-    positives: int | None = typer.Option(
-        None, "--positives", min=1, help="Positive images (default COVR_RELATED_POSITIVES)."
-    ),
+    per_signature: int | None = PER_SIGNATURE_OPTION,
+    positives: int | None = POSITIVES_OPTION,
     seed: int = typer.Option(0, "--seed", help="Sampling seed (same seed + data → same result)."),
     split: str | None = typer.Option(None, "--split", help="Only images of this split."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many per signature."),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, store_session
+from covr.cli.related import PER_SIGNATURE_OPTION, POSITIVES_OPTION
 
 if TYPE_CHECKING:
     from covr.questions.generate import GenerationOptions
@@ -192,15 +193,8 @@ def distractors(
     shards: int | None = typer.Option(None, "--shards", min=1, help=SHARDS_HELP),
     resume: bool = typer.Option(False, "--resume", help=RESUME_HELP),
     max_distance: int = typer.Option(2, "--max-distance", min=1, max=2, help="1 or 2."),
-    per_signature: int | None = typer.Option(
-        None,
-        "--per-signature",
-        min=1,
-        help="Distractors per edit signature (default COVR_RELATED_PER_SIGNATURE).",
-    ),
-    positives: int | None = typer.Option(
-        None, "--positives", min=1, help="Positive images (default COVR_RELATED_POSITIVES)."
-    ),
+    per_signature: int | None = PER_SIGNATURE_OPTION,
+    positives: int | None = POSITIVES_OPTION,
     max_subgraphs: int | None = typer.Option(
         None,
         "--max-subgraphs",

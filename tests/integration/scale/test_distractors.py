@@ -44,12 +44,13 @@ def test_rows_are_lookup_answers_in_input_order(
     requests = tmp_path / "requests.txt"
     lines = [first, "", json.dumps({"image_id": second, "subgraphs": named}), *plain, first]
     requests.write_text("\n".join(lines) + "\n")
-    out = tmp_path / "d.jsonl"
-    code, output = _invoke(
-        settings, "--images", str(requests), "--split", "val", "--max-subgraphs", "2",
-        "--out", str(out),
-    )  # fmt: skip
-    assert code == 0, output
+    out, parquet = tmp_path / "d.jsonl", tmp_path / "d.parquet"
+    for path in (out, parquet):
+        code, output = _invoke(
+            settings, "--images", str(requests), "--split", "val", "--max-subgraphs", "2",
+            "--out", str(path),
+        )  # fmt: skip
+        assert code == 0, output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
 
     def own(image: str) -> list[tuple[str, str]]:
@@ -71,12 +72,6 @@ def test_rows_are_lookup_answers_in_input_order(
             assert d["distance"] == d["signature"].count("+") + 1 in (1, 2)
     assert distractors > 0
 
-    parquet = tmp_path / "d.parquet"
-    code, output = _invoke(
-        settings, "--images", str(requests), "--split", "val", "--max-subgraphs", "2",
-        "--out", str(parquet),
-    )  # fmt: skip
-    assert code == 0, output
     import pyarrow.parquet as pq
 
     assert pq.read_table(parquet).to_pylist() == rows
