@@ -38,6 +38,7 @@ _add_jvm_test_options()
 SLOW_FILES_FIRST = (
     # no Neo4j: they run while the workers' shared Neo4j starts in the background
     "tests/integration/loaders/test_kill_resume.py",
+    "tests/integration/scale/test_ray_generate.py",  # 3-5 min: local Ray, a 2-node cluster
     "tests/unit/questions/test_generation.py",
     "tests/integration/cli/test_models_reproducible.py",
     # then the rest by their time in CI (2026-11-26 run, seconds per file)
