@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ def _ex(template: str, text: str, answer: Any, image: str) -> dict[str, Any]:
     }
 
 
-def _two_answer_texts(examples: list[dict[str, Any]]) -> int:
+def _two_answer_texts(examples: Sequence[Mapping[str, Any]]) -> int:
     answers: dict[str, set[str]] = defaultdict(set)
     for e in examples:
         answers[e["utterance"]].add(json.dumps(e["answer"]))
