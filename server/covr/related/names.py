@@ -19,6 +19,7 @@ two).
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -200,6 +201,7 @@ class NameTables:
         self.exclusivity = exclusivity
         self.settings = settings
         self._images: ImageTable | None = None
+        self._table_lock = threading.Lock()
         self._vocab: dict[tuple[str, str | None], dict[str, tuple[int, int]]] = {}
         self._lists: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._m: dict[tuple[str, str, str], bool] = {}
@@ -215,9 +217,21 @@ class NameTables:
             self._m.clear()
 
     def table(self) -> ImageTable:
-        if self._images is None:
-            self._images = ImageTable(self.store.read(catalog.get("match/related/images")))
-        return self._images
+        """The generation's one image table, built by the first lookup that needs it.
+
+        Concurrent first lookups must not each read their own: the store can gain images
+        between two reads (an import), and a search that drew candidates from one table and
+        ranked them in the other indexed past its end (a soak's INTERNAL: ``IndexError: index
+        1198 is out of bounds for axis 0 with size 1198``). The others wait for the first read.
+        """
+        images = self._images
+        if images is None:
+            with self._table_lock:
+                images = self._images
+                if images is None:
+                    images = ImageTable(self.store.read(catalog.get("match/related/images")))
+                    self._images = images
+        return images
 
     def vocabulary(self, node_type: str, split: str | None) -> dict[str, tuple[int, int]]:
         """``name -> (images, nodes)`` of one node type in ``split`` (None: every split)."""
