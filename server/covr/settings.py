@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from covr.settings_memory import MemorySettings
 from covr.settings_scale import ScaleSettings
 
 
@@ -75,7 +76,7 @@ class Backend(StrEnum):
         return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
 
 
-class Settings(ScaleSettings):
+class Settings(ScaleSettings, MemorySettings):
     """Service configuration; see ``.env.example`` for every variable with its default."""
 
     model_config = SettingsConfigDict(
@@ -109,6 +110,13 @@ class Settings(ScaleSettings):
     )
     query_timeout_s: float = Field(
         default=30.0, gt=0, description="Server-side timeout for read queries, in seconds."
+    )
+    table_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="Server-side timeout for the whole-table read a related lookup caches per "
+        "store generation (every image id and split; grows with the store: 85,000 rows timed out "
+        "at 30 s on a loaded 2-core Neo4j). A request's own deadline still bounds it.",
     )
     connect_timeout_s: float = Field(
         default=10.0, gt=0, description="Timeout for opening a connection, in seconds."
@@ -261,19 +269,6 @@ class Settings(ScaleSettings):
     )
     model_threads: int = Field(
         default=1, ge=1, le=64, description="onnxruntime intra-op threads per model session."
-    )
-    model_cache_pairs: int = Field(
-        default=500_000,
-        ge=1000,
-        description="Exclusivity scores kept per process (~200 bytes each); the oldest are "
-        "dropped beyond this, so a long-running service's memory stays bounded.",
-    )
-    model_cache_terms: int = Field(
-        default=200_000,
-        ge=1,
-        le=10_000_000,
-        description="Checked normal forms of terms kept per process (LRU): serving sees the same "
-        "dataset names over and over.",
     )
 
     # --- gRPC service (covr serve; docs/service.md) ---
@@ -451,37 +446,6 @@ class Settings(ScaleSettings):
         ge=0,
         description="Lookups with more edit signatures than this verify candidates with one "
         "combined query per round instead of one branch per signature.",
-    )
-    related_cache_results: int = Field(
-        default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."
-    )
-    related_cache_decisions: int = Field(
-        default=1_000_000,
-        ge=1,
-        description="Exclusivity decisions (node pair -> exclusive?) a lookup keeps; past it the "
-        "table starts over (each entry is a few hundred bytes).",
-    )
-    related_cache_concretes: int = Field(
-        default=200_000,
-        ge=1,
-        description="Substituted subgraphs (a query with one edit applied) a lookup keeps; past "
-        "it the table starts over.",
-    )
-    related_cache_names: int = Field(
-        default=200_000,
-        ge=1,
-        le=10_000_000,
-        description="Names (and name-form sets) whose synonyms and ancestors the word-list "
-        "exclusivity keeps; beyond it, it recomputes them.",
-    )
-    related_cache_postings: int = Field(
-        default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
-    )
-    related_cache_scenes: int = Field(
-        default=4096,
-        ge=0,
-        description="Scene graphs kept in the lookup's LRU cache (presence filter, questions); "
-        "dropped when the store's statistics generation changes.",
     )
     related_scene_batch: int = Field(
         default=200,

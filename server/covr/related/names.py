@@ -229,7 +229,11 @@ class NameTables:
             with self._table_lock:
                 images = self._images
                 if images is None:
-                    images = ImageTable(self.store.read(catalog.get("match/related/images")))
+                    rows = self.store.read(
+                        catalog.get("match/related/images"),
+                        timeout=self.settings.table_timeout_s,
+                    )
+                    images = ImageTable(rows)
                     self._images = images
         return images
 
