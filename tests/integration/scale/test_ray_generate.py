@@ -89,6 +89,7 @@ def _title(pid: int) -> bytes:
         (["--shards", "3"], "--shards and --resume go with --ray"),
         (["--ray", "local", "--workers", "2"], "excludes --gqa/--vg/--workers"),
         (["--ray", "local", "--image", "gqa:nope"], "unknown image 'gqa:nope'"),
+        (["--ray", "local", "COVR_RAY_SHARDS=0"], "COVR_RAY_SHARDS"),
     ],
 )
 def test_bad_input_exits_2_before_ray_starts(world: World, extra: list[str], message: str) -> None:
@@ -98,8 +99,10 @@ def test_bad_input_exits_2_before_ray_starts(world: World, extra: list[str], mes
 
     out = world.base / "bad.jsonl"
     env = {k: v for k, v in world.env.items() if k.startswith(("COVR_", "RAY_"))}
+    env.update(a.partition("=")[::2] for a in extra if a.startswith("COVR_"))  # a bad setting
+    args = [a for a in extra if not a.startswith("COVR_")]
     started = time.monotonic()
-    done = CliRunner().invoke(app, [*world.generate_args(out), "--out", str(out), *extra], env=env)
+    done = CliRunner().invoke(app, [*world.generate_args(out), "--out", str(out), *args], env=env)
     assert done.exit_code == 2, done.output
     assert message in done.output
     assert not out.exists()
