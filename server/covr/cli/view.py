@@ -100,7 +100,10 @@ def render(
         None, "--subgraph", help="Subgraph key to highlight, e.g. 'man-(holding)->bat[brown]'."
     ),
     example: str | None = typer.Option(
-        None, "--example", help="Draw this generated example (qid) instead of one image."
+        None,
+        "--example",
+        help="Draw this generated example instead of one image: its qid, or @N for the N-th "
+        "example of the file (@1: the first).",
     ),
     examples_file: Path | None = typer.Option(
         None, "--in", help="Examples file (JSONL or Parquet) holding --example."
@@ -123,7 +126,7 @@ def render(
 
         dataset = _open_dataset(examples_file)
         try:
-            chosen = dataset.example(example)
+            chosen = dataset.example(_qid_of(dataset, example, examples_file))
         except UnknownExample as exc:
             fail(f"{examples_file}: {exc}", EXIT_BAD_INPUT)
 
@@ -277,3 +280,20 @@ def _serve(app: ViewApp, settings: Settings, port: int | None, *, open_browser: 
 def register(app: typer.Typer) -> None:
     app.command()(render)
     app.command()(view)
+
+
+def _qid_of(dataset: Dataset, example: str, path: Path) -> str:
+    """``--example``'s qid: itself, or for ``@N`` the N-th example's (qids hash the program, so
+    documentation and scripts that want "an example" need not name one that a new engine
+    version no longer writes)."""
+    if not example.startswith("@"):
+        return example
+    from covr.view.dataset import Filters
+
+    number = example[1:]
+    if not number.isdigit() or int(number) < 1:
+        fail(f"--example {example!r}: expected a qid or @N with N >= 1", EXIT_BAD_INPUT)
+    qids = dataset.qids(Filters(), int(number))
+    if len(qids) < int(number):
+        fail(f"{path}: --example {example}: the file holds {len(qids)} examples", EXIT_BAD_INPUT)
+    return qids[-1]

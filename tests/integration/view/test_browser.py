@@ -96,7 +96,15 @@ def test_render_commands_and_their_errors(
     assert done.exit_code == 0, done.output
     drawn = ET.parse(out).getroot()
     assert drawn.attrib["data-qid"] == example["qid"]
+    # @N: the N-th example of the file (what the README's example uses)
+    everything = _examples(examples_file)
+    done = runner.invoke(
+        app, ["render", "--example", "@2", "--in", str(examples_file), "--out", str(out)], env=env
+    )
+    assert done.exit_code == 0, done.output
+    assert ET.parse(out).getroot().attrib["data-qid"] == everything[1]["qid"]
     # bad input: one line each, exit code 2
+    past_end = f"@{len(everything) + 1}"
     cases = [
         (["render", "gqa:0", "--out", str(tmp_path / "x.svg")], "no image 'gqa:0' in the store"),
         (
@@ -104,6 +112,14 @@ def test_render_commands_and_their_errors(
             "no example with qid 'nope'",
         ),
         (["render", image, "--out", str(tmp_path / "x.gif")], "must end in .svg or .png"),
+        (
+            ["render", "--example", "@0", "--in", str(examples_file), "--out", str(out)],
+            "expected a qid or @N with N >= 1",
+        ),
+        (
+            ["render", "--example", past_end, "--in", str(examples_file), "--out", str(out)],
+            f"the file holds {len(everything)} examples",
+        ),
         (["render", image, "--subgraph", "unicorn", "--out", str(out)], "is not in"),
     ]
     bad = tmp_path / "bad.jsonl"
