@@ -41,7 +41,7 @@ def test_a_worker_killed_mid_shard_is_retried_and_the_output_is_complete(world: 
     """The test SIGKILLs the first Ray worker it sees running a shard (its process title is
     ``ray::_on_node`` only while a task runs); Ray reruns that shard on another worker."""
     out = world.base / "killed.jsonl"
-    args = [*world.generate_args(out), "--out", str(out), "--ray", "local", "--shards", "6"]
+    args = [*world.generate_args(), "--out", str(out), "--ray", "local", "--shards", "5"]
     proc = subprocess.Popen(
         [str(VENV_BIN / "covr"), *args],
         env=world.env,
@@ -65,11 +65,11 @@ def test_a_worker_killed_mid_shard_is_retried_and_the_output_is_complete(world: 
             stop([*descendants(proc.pid), proc.pid])
     assert killed is not None, "no worker was seen running a shard"
     assert proc.returncode == 0, err
-    assert "shards: 6 run, 0 reused" in err
+    assert "shards: 5 run, 0 reused" in err
     assert out.read_bytes() == world.single
     assert Path(f"{out}.dropped.json").read_bytes() == world.single_dropped
     assert sorted(p.name for p in Path(f"{out}.parts").glob("*.jsonl")) == [
-        f"part-0000{k}-of-00006.jsonl" for k in range(6)
+        f"part-0000{k}-of-00005.jsonl" for k in range(5)
     ]
 
 
@@ -102,7 +102,9 @@ def test_bad_input_exits_2_before_ray_starts(world: World, extra: list[str], mes
     env.update(a.partition("=")[::2] for a in extra if a.startswith("COVR_"))  # a bad setting
     args = [a for a in extra if not a.startswith("COVR_")]
     started = time.monotonic()
-    done = CliRunner().invoke(app, [*world.generate_args(out), "--out", str(out), *args], env=env)
+    base = world.generate_args()
+    del base[base.index("--images") : base.index("--images") + 2]  # --image excludes it
+    done = CliRunner().invoke(app, [*base, "--out", str(out), *args], env=env)
     assert done.exit_code == 2, done.output
     assert message in done.output
     assert not out.exists()
@@ -145,8 +147,17 @@ def cluster(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 def test_two_nodes_share_the_shards_and_resume_redoes_only_what_is_missing_or_corrupt(
     world: World, cluster: str
 ) -> None:
+    # the in-memory matcher's path too: each worker reads the split's scene graphs itself
+    memory = [world.base / f"memory-{n}.jsonl" for n in (1, 2)]
+    done = world.covr(*world.generate_args("memory"), "--out", str(memory[0]), "--quiet")
+    assert done.returncode == 0, done.stderr
+    ray = ["--ray", cluster, "--shards", "3", "--quiet"]
+    done = world.covr(*world.generate_args("memory"), "--out", str(memory[1]), *ray)
+    assert done.returncode == 0, done.stderr
+    assert memory[0].read_bytes() == memory[1].read_bytes()
+
     out = world.base / "cluster.jsonl"
-    args = [*world.generate_args(out), "--out", str(out), "--ray", cluster, "--shards", "6"]
+    args = [*world.generate_args(), "--out", str(out), "--ray", cluster, "--shards", "5"]
     done = world.covr(*args)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == world.single
@@ -155,20 +166,20 @@ def test_two_nodes_share_the_shards_and_resume_redoes_only_what_is_missing_or_co
     counts = [int(n.split(": ")[1]) for n in per_node.group(1).split(", ")]
     assert len(counts) == 2, done.stderr  # both nodes did work
     assert min(counts) >= 1, done.stderr
-    assert sum(counts) == 6, done.stderr
+    assert sum(counts) == 5, done.stderr
 
     # an interrupted run: one part never written, one cut short
     parts = Path(f"{out}.parts")
-    for path in parts.glob("part-00001-of-00006.*"):
+    for path in parts.glob("part-00001-of-00005.*"):
         path.unlink()
-    cut = parts / "part-00002-of-00006.jsonl"
+    cut = parts / "part-00002-of-00005.jsonl"
     cut.write_bytes(cut.read_bytes()[:-10])
     out.unlink()
     done = world.covr(*args, "--resume")
     assert done.returncode == 0, done.stderr
     assert "shard 2: part not reused, checksum mismatch" in done.stderr
-    assert "4 shard(s) already written and verified" in done.stderr
-    assert "shards: 2 run, 4 reused" in done.stderr
+    assert "3 shard(s) already written and verified" in done.stderr
+    assert "shards: 2 run, 3 reused" in done.stderr
     assert out.read_bytes() == world.single
     assert Path(f"{out}.dropped.json").read_bytes() == world.single_dropped
 
