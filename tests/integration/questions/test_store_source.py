@@ -49,6 +49,7 @@ def test_generation_through_the_cypher_lookup_is_checked_by_the_oracle(
                 assert reference.contains(by_id[image], g)
 
 
+@pytest.mark.timeout(900)  # a load and five generations: over 120 s at load average 10+
 def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFactory) -> None:
     """``covr generate`` without ``--lookup`` is the store's Cypher lookup judged by the models,
     as the service builds it (issue 16 item 4); ``--lookup memory`` stays an explicit option.
