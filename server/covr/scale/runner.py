@@ -6,6 +6,7 @@ one after another, through the same task function, so the two paths write the sa
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -79,12 +80,15 @@ def execute(
         parts.write(result.shard, result.data, result.images)
         outcome.ran += 1
         where = f"node {result.node[:8]}" if result.node else "this process"
+        elapsed = time.monotonic() - started
         say(
-            f"shard {result.shard}: {result.images} image(s) on {where} ({outcome.ran}/{len(todo)})"
+            f"shard {result.shard}: {result.images} image(s) on {where} "
+            f"({outcome.ran}/{len(todo)}, {elapsed:.0f} s)"
         )
 
     if not todo:
         return outcome
+    started = time.monotonic()
     if address is None:
         if store is None:
             raise ValueError("without a Ray address the shards need the driver's store")
