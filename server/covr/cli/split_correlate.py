@@ -85,7 +85,9 @@ def correlate_cmd(
     min_eval: int = typer.Option(15, min=1, help="Lexical: each name's evaluation count."),
     adversarial: int = typer.Option(10, min=0, help="Adversarial 2-LS splits to build, at most."),
     table4: bool = typer.Option(
-        True, "--table4/--no-table4", help="Also the zero-shot splits of COVR Table 4."
+        True,
+        "--table4/--no-table4",
+        help="Also the COVR paper's zero-shot splits (one per held-out construction).",
     ),
     split: list[Path] = typer.Option(
         [], "--split", help="A split folder 'covr split' wrote, scored too (repeatable)."
@@ -93,14 +95,16 @@ def correlate_cmd(
     orders: str = typer.Option("2,3,4", help="n-LS orders whose easiness is computed."),
     anonymize: bool = typer.Option(False, help="Replace names by a placeholder first."),
     accuracy: Path | None = typer.Option(
-        None, "--accuracy", help="JSON object split name -> model accuracy (Table 5 style)."
+        None,
+        "--accuracy",
+        help="JSON object split name -> model accuracy: each predictor is also correlated with it.",
     ),
     markdown: bool = typer.Option(False, "--markdown", help="Print the table as Markdown."),
     output: Path | None = typer.Option(None, "--output", help="Also write the report (JSON)."),
     seed: int = typer.Option(0, help="First seed of every seeded split."),
 ) -> None:
-    """Easiness against TMCD over many splits: builds program, lexical, adversarial and Table 4
-    zero-shot splits (and reads --split folders), scores each split by its test set's mean n-LS
+    """Easiness against TMCD over many splits: builds program, lexical, adversarial and the
+    COVR paper's zero-shot splits (and reads --split folders), scores each split by its test set's mean n-LS
     easiness and its compound divergence, and reports Pearson and Spearman correlations."""
     from covr.cli.splits import _bad_input, _load
     from covr.splits.correlation import (
