@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from covr.graph import GraphStore, name_stats
 from covr.related import matcher as reference
+from covr.related.api import Distractor
 from covr.related.exclusivity import Exclusivity
 from covr.related.lookup import RelatedLookup, RelatedResult
 from covr.scene.model import Box, Object, Relation, RelMod, SceneGraph
@@ -66,7 +67,7 @@ def full(
 
 
 def distractor_set(
-    results: Iterable[reference.Distractor],
+    results: Iterable[Distractor],
 ) -> set[tuple[str, str, str, tuple[str, ...]]]:
     return {
         (d.image_id, d.signature, d.subgraph.key, tuple(a.key for a in d.alternatives))

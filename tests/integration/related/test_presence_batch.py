@@ -17,9 +17,9 @@ import pytest
 
 from covr import models
 from covr.graph import GraphStore
+from covr.related.api import Distractor
 from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedError, RelatedLookup
-from covr.related.matcher import Distractor
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph

@@ -14,13 +14,21 @@ import pytest
 
 from covr.models.exclusivity import OnnxExclusivity
 from covr.models.lexical import NO_FACTS, LexicalTable, table_path
+from covr.models.terms import ModelType, NodeType
 
 pytestmark = pytest.mark.unit
 
 # Outside the model's table (checked below): a real word with senses and two made-up words.
-TERMS = [("object", "aardvark"), ("attribute", "glorbish"), ("object", "zorblax")]
-PAIRS = [("object", "aardvark", "zorblax"), ("object", "aardvark", "dog")]
-PAIRS += [("attribute", "glorbish", "red")]
+TERMS: list[tuple[ModelType, str]] = [
+    ("object", "aardvark"),
+    ("attribute", "glorbish"),
+    ("object", "zorblax"),
+]
+PAIRS: list[tuple[NodeType, str, str]] = [
+    ("object", "aardvark", "zorblax"),
+    ("object", "aardvark", "dog"),
+    ("attribute", "glorbish", "red"),
+]
 
 
 def _no_wordnet() -> Any:

@@ -9,8 +9,9 @@ from covr.models import simple_parts
 from covr.models.errors import ModelInputError
 from covr.models.exclusivity import OnnxExclusivity
 from covr.models.presence import PresenceModel
+from covr.related.api import Distractor
 from covr.related.exclusivity import Exclusivity
-from covr.related.matcher import Distractor, distractors
+from covr.related.matcher import distractors
 from covr.scene.model import Object, Relation, SceneGraph
 from covr.scene.subgraph import Subgraph
 

@@ -185,9 +185,9 @@ def test_every_form_renders_for_singular_and_plural_subjects(rel: _Related, numb
                 assert "Is there both young people" not in text
             else:
                 assert not re.search(r"\bman (are|have)\b|\bmen is\b", text), text
-    for (name, n), expected in EXPECTED.items():
+    for (name, n), text in EXPECTED.items():
         if n == number:
-            assert expected in forms[name], (expected, forms[name])
+            assert text in forms[name], (text, forms[name])
 
 
 def test_operators_named_by_templates_are_registered() -> None:

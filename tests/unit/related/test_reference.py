@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from covr.related.api import Distractor
 from covr.related.exclusivity import ResourceExclusivity, default_exclusivity
 from covr.related.matcher import (
-    Distractor,
     SceneIndex,
     by_signature,
     contains,

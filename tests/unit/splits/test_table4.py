@@ -30,8 +30,9 @@ class Question(NamedTuple):
     answer: Any = True
 
 
-def rel(subject: Any, obj: Any, *names: str) -> tuple[Any, ...]:
-    return ("with_relation", subject, obj, *names)
+def rel(subject: Any, obj: Any, *rest: Any) -> tuple[Any, ...]:
+    """A relation step: its objects (a third for a rel-mod), then its names."""
+    return ("with_relation", subject, obj, *rest)
 
 
 def find(name: str) -> tuple[str, str]:
