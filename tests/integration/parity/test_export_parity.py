@@ -31,8 +31,12 @@ def generate_and_export(
     # the CLI reads its settings from the environment; here each store has its own
     monkeypatch.setattr(questions_cli, "load_settings", lambda: settings)
     summary = questions_cli.sample_questions(store, "val", out / "generated.jsonl")
-    questions_cli.export(out / "generated.jsonl", out / "export.jsonl", fmt="jsonl", split=None)
-    questions_cli.export(out / "generated.jsonl", out / "hub", fmt="parquet", split="val")
+    questions_cli.export(
+        out / "generated.jsonl", out / "export.jsonl", fmt="jsonl", split=None, splits=[]
+    )
+    questions_cli.export(
+        out / "generated.jsonl", out / "hub", fmt="parquet", split="val", splits=[]
+    )
     summary.pop("file")
     return summary
 
