@@ -82,7 +82,17 @@ class LoadBase:
     """The store held no images and had no statistics: the load's counts are all of them."""
 
 
+PLANS_STALE_FACTOR = 2
+"""A generation whose image count is this many times larger or smaller than the last one's
+makes the store drop its cached plans (:meth:`GraphStore.forget_plans`); one imported scene
+graph does not."""
+
+
 def _stamp(store: GraphStore, images: int) -> str:
+    rows = store.read(catalog.get("stats/state"), {"key": META_KEY})
+    before = rows[0]["images"] if rows else None
+    if before is None or not before / PLANS_STALE_FACTOR < images < before * PLANS_STALE_FACTOR:
+        store.forget_plans()
     generation = f"{time.time_ns():x}-{uuid.uuid4().hex[:8]}"
     store.write(
         catalog.get("stats/set_generation"),

@@ -269,6 +269,9 @@ class Neo4jStore(GraphStore):
     ) -> WriteSummary:
         return self._run(query, params, timeout, RoutingControl.WRITE)[1]
 
+    def forget_plans(self) -> None:
+        self.write(catalog.get("admin/neo4j/clear_query_caches"))
+
     def explain(self, query: QueryLike, params: Params | None = None) -> dict[str, Any]:
         """Neo4j's plan of ``query`` with ``params``, planned but not run (``EXPLAIN``).
 

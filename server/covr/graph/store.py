@@ -179,6 +179,15 @@ class GraphStore(ABC):
     def clear(self) -> None:
         """Delete every node of the service's graph (used by ``covr db reset``)."""
 
+    def forget_plans(self) -> None:
+        """Drop the server's cached query plans after the store's size changed a lot.
+
+        Neo4j keeps a plan per statement text and, within its replan interval, reused plans
+        made for a near-empty store after a load (related lookups ran ~10x slower); FalkorDB's
+        plans do not depend on statistics, so by default there is nothing to drop.
+        """
+        return  # nothing to drop
+
     @abstractmethod
     def close(self) -> None:
         """Release connections (and stop an embedded server this process owns)."""

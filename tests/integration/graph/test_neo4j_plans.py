@@ -38,9 +38,6 @@ from covr.settings import Settings
 from covr_loaders import synthetic
 from tests.integration.related.helpers import put, scene
 
-CLEAR_PLAN_CACHE = "CALL db.clearQueryCaches()"
-"""Neo4j's procedure that drops every cached plan (the plan benchmark's *cold* start uses it too)."""
-
 # Operators (``operatorType`` without its ``@neo4j`` suffix) that a plan must never hold.
 FORBIDDEN = ("AllNodesScan", "CartesianProduct")
 
@@ -58,6 +55,7 @@ NO_SEEK: dict[str, str] = {
     "schema/neo4j/constraints": "DDL",
     "schema/neo4j/indexes": "DDL",
     "admin/neo4j/await_indexes": "a procedure call (db.awaitIndexes)",
+    "admin/neo4j/clear_query_caches": "a procedure call (db.clearQueryCaches)",
     "admin/neo4j/index_states": "SHOW INDEXES",
     "admin/ping": "RETURN 1",
     # writes that only create
@@ -203,7 +201,7 @@ class Loaded:
             self.store.clear()
             self.store.apply_schema()
             put(self.store, self.scenes)
-        self.store.write(CLEAR_PLAN_CACHE)
+        self.store.forget_plans()
         return self.store
 
 
