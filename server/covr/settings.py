@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from covr.settings_batch import BatchSettings
 from covr.settings_memory import MemorySettings
 from covr.settings_scale import ScaleSettings
 
@@ -76,7 +77,7 @@ class Backend(StrEnum):
         return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
 
 
-class Settings(ScaleSettings, MemorySettings):
+class Settings(ScaleSettings, MemorySettings, BatchSettings):
     """Service configuration; see ``.env.example`` for every variable with its default."""
 
     model_config = SettingsConfigDict(

@@ -10,6 +10,7 @@ Installable on its own (``pip install clients/python``; depends on grpcio and pr
 See ``clients/python/README.md`` and ``docs/service.md``.
 """
 
+from covr_client._requests import BatchOptions
 from covr_client.aio import AsyncClient
 from covr_client.client import Client
 from covr_client.config import NO_RETRY, RetryPolicy, TlsConfig
@@ -30,8 +31,13 @@ from covr_client.errors import (
 )
 from covr_client.jsonl import write_jsonl
 from covr_client.types import (
+    BatchItem,
+    BatchProblem,
+    BatchResult,
     Box,
     DatasetStatistics,
+    Distractor,
+    DistractorRecord,
     Evaluation,
     Example,
     ExclusivityScore,
@@ -60,12 +66,18 @@ __all__ = [
     "ERROR_CLASSES",
     "NO_RETRY",
     "AsyncClient",
+    "BatchItem",
+    "BatchOptions",
+    "BatchProblem",
+    "BatchResult",
     "Box",
     "CancelledError",
     "Client",
     "CovrError",
     "DatasetStatistics",
     "DeadlineExceededError",
+    "Distractor",
+    "DistractorRecord",
     "Evaluation",
     "Example",
     "ExclusivityScore",

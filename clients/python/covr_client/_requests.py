@@ -9,7 +9,7 @@ every one. Defaults are applied here, by the builders.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
 from covr_client._proto import (
@@ -21,6 +21,7 @@ from covr_client._proto import (
 )
 from covr_client._rpcs import SERVICE_NAME
 from covr_client.types import (
+    BatchItem,
     NodeType,
     PresenceQuery,
     SceneGraph,
@@ -65,6 +66,25 @@ class RelatedOptions(TypedDict, total=False):
     presence_filter: bool
     exclusivity_model: bool
     max_subgraphs: int
+
+
+class BatchOptions(TypedDict, total=False):
+    """Options of ``find_related_images_batch``, the same for every image (all optional):
+    ``split`` (related images of that split only), ``seed``, ``max_distance`` (1 or 2; 0 = 2),
+    ``per_signature_cap`` (distractors per edit signature; 0 = the server's default),
+    ``max_positives`` (positives per subgraph, the image first; 0 = the server's default),
+    ``max_subgraphs`` (per image without named subgraphs; 0 = the server's cap),
+    ``presence_filter=False`` and ``exclusivity_model=False`` as for ``find_related_images``.
+    """
+
+    split: str | None
+    seed: int
+    max_distance: int
+    per_signature_cap: int
+    max_positives: int
+    max_subgraphs: int
+    presence_filter: bool
+    exclusivity_model: bool
 
 
 class QuestionOptions(TypedDict, total=False):
@@ -160,6 +180,43 @@ def related(
     else:
         request.image_id = image_id or ""
     return request
+
+
+def batch_item(
+    item: BatchItem | str, **options: Unpack[BatchOptions]
+) -> related_pb2.FindRelatedImagesBatchRequest:
+    """The message of one image of a batch (the options repeat on every message)."""
+    entry = BatchItem.of(item)
+    return related_pb2.FindRelatedImagesBatchRequest(
+        image_id=entry.image_id,
+        subgraphs=list(entry.subgraphs),
+        tag=entry.tag,
+        split=options.get("split") or "",
+        seed=options.get("seed", 0),
+        max_distance=options.get("max_distance", 0),
+        per_signature_cap=options.get("per_signature_cap", 0),
+        max_positives=options.get("max_positives", 0),
+        max_subgraphs=options.get("max_subgraphs", 0),
+        skip_presence_filter=not options.get("presence_filter", True),
+        skip_exclusivity_model=not options.get("exclusivity_model", True),
+    )
+
+
+def batch(
+    items: Iterable[BatchItem | str], **options: Unpack[BatchOptions]
+) -> Iterator[related_pb2.FindRelatedImagesBatchRequest]:
+    """The request messages of a batch, built one by one as gRPC asks for the next: a
+    generator of many ids is never held in memory."""
+    for item in items:
+        yield batch_item(item, **options)
+
+
+async def batch_async(
+    items: AsyncIterable[BatchItem | str], **options: Unpack[BatchOptions]
+) -> AsyncIterator[related_pb2.FindRelatedImagesBatchRequest]:
+    """:func:`batch` for an async iterable of items (the async client)."""
+    async for item in items:
+        yield batch_item(item, **options)
 
 
 def exclusivity(

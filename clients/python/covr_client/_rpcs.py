@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from covr_client._proto import related_pb2, store_pb2, wire_pb2
 from covr_client.types import (
+    BatchResult,
     Evaluation,
     Example,
     ExclusivityScore,
@@ -53,6 +54,8 @@ class Stream(Generic[T]):
 
     method: str
     items: Callable[[Any], Iterable[T]]
+    idempotent: bool = True
+    """False for a client stream (its request iterator cannot be replayed): never retried."""
 
 
 def _health(response: wire_pb2.HealthResponse) -> bool:
@@ -84,6 +87,10 @@ STATISTICS = Unary[Statistics]("GetStatistics", Statistics.from_proto)
 FIND_RELATED_IMAGES = Stream[RelatedPage](
     "FindRelatedImages", lambda page: [RelatedPage.from_proto(page)]
 )
+FIND_RELATED_IMAGES_BATCH = Stream[BatchResult](
+    "FindRelatedImagesBatch", lambda answer: [BatchResult.from_proto(answer)], idempotent=False
+)
+"""Bidirectional: the request is an iterator of messages, consumed as gRPC sends them."""
 SCORE_EXCLUSIVITY = Unary[list[ExclusivityScore]]("ScoreExclusivity", exclusivity_from_proto)
 SCORE_PRESENCE = Unary[list[PresenceScore]]("ScorePresence", _presence)
 MODEL_INFO = Unary[list[ModelInfo]]("GetModelInfo", _models)

@@ -8,7 +8,7 @@ is asyncio's here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
 import grpc
@@ -17,12 +17,15 @@ import grpc.aio
 from covr_client import _requests, _rpcs
 from covr_client._core import ClientCore
 from covr_client._requests import (
+    BatchOptions,
     EvaluateOptions,
     ListImagesOptions,
     QuestionOptions,
     RelatedOptions,
 )
 from covr_client.types import (
+    BatchItem,
+    BatchResult,
     Evaluation,
     Example,
     ExclusivityScore,
@@ -81,7 +84,7 @@ class AsyncClient(ClientCore):
         self, rpc: _rpcs.Stream[T], request: Any, timeout: float | None
     ) -> AsyncIterator[T]:
         """The values of a server stream; retried only while nothing was received."""
-        method, attempts = self._method(rpc), self._attempts(timeout, True)
+        method, attempts = self._method(rpc), self._attempts(timeout, rpc.idempotent)
         while True:
             call = method(request, **attempts.next())
             received = False
@@ -146,6 +149,22 @@ class AsyncClient(ClientCore):
         """See :meth:`covr_client.Client.find_related_images`."""
         request = _requests.related(subgraph, **options)
         return self._stream(_rpcs.FIND_RELATED_IMAGES, request, timeout)
+
+    def find_related_images_batch(
+        self,
+        images: Iterable[str | BatchItem] | AsyncIterable[str | BatchItem],
+        *,
+        timeout: float | None = None,
+        **options: Unpack[BatchOptions],
+    ) -> AsyncIterator[BatchResult]:
+        """See :meth:`covr_client.Client.find_related_images_batch`; ``images`` may also be
+        an async iterable (read lazily too)."""
+        request = (
+            _requests.batch_async(images, **options)
+            if isinstance(images, AsyncIterable)
+            else _requests.batch(images, **options)
+        )
+        return self._stream(_rpcs.FIND_RELATED_IMAGES_BATCH, request, timeout)
 
     async def score_exclusivity(
         self, pairs: Sequence[tuple[NodeType, str, str]], *, timeout: float | None = None

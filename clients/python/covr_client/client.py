@@ -19,12 +19,15 @@ import grpc
 from covr_client import _requests, _rpcs
 from covr_client._core import ClientCore, credentials
 from covr_client._requests import (
+    BatchOptions,
     EvaluateOptions,
     ListImagesOptions,
     QuestionOptions,
     RelatedOptions,
 )
 from covr_client.types import (
+    BatchItem,
+    BatchResult,
     Evaluation,
     Example,
     ExclusivityScore,
@@ -98,7 +101,7 @@ class Client(ClientCore):
     def _stream(self, rpc: _rpcs.Stream[T], request: Any, timeout: float | None) -> Iterator[T]:
         """The values of a server stream; retried only while nothing was received (so no
         duplicates reach the caller); leaving early cancels the call on the server."""
-        method, attempts = self._method(rpc), self._attempts(timeout, True)
+        method, attempts = self._method(rpc), self._attempts(timeout, rpc.idempotent)
         while True:
             call = method(request, **attempts.next())
             received = False
@@ -167,6 +170,22 @@ class Client(ClientCore):
         (``image_id=``); the options are described by :class:`RelatedOptions`."""
         request = _requests.related(subgraph, **options)
         return self._stream(_rpcs.FIND_RELATED_IMAGES, request, timeout)
+
+    def find_related_images_batch(
+        self,
+        images: Iterable[str | BatchItem],
+        *,
+        timeout: float | None = None,
+        **options: Unpack[BatchOptions],
+    ) -> Iterator[BatchResult]:
+        """Positives and distractors of many images in one stream: one :class:`BatchResult`
+        per image id or :class:`BatchItem`, in input order, while later images are still
+        being sent. ``images`` is read lazily, as flow control lets the server take more, so
+        a generator of 100k ids is never materialized. A bad item gets ``problems`` and the
+        stream goes on; ``timeout`` bounds the whole stream. Not retried (the input cannot
+        be replayed); leaving the loop early cancels the call."""
+        request = _requests.batch(images, **options)
+        return self._stream(_rpcs.FIND_RELATED_IMAGES_BATCH, request, timeout)
 
     def score_exclusivity(
         self, pairs: Sequence[tuple[NodeType, str, str]], *, timeout: float | None = None

@@ -13,6 +13,11 @@ from typing import Any, Literal
 
 from covr_client._mirror import to_message
 from covr_client._proto import evaluation_pb2, questions_pb2, related_pb2, scene_pb2, store_pb2
+from covr_client.types_batch import BatchItem as BatchItem
+from covr_client.types_batch import BatchProblem as BatchProblem
+from covr_client.types_batch import BatchResult as BatchResult
+from covr_client.types_batch import Distractor as Distractor
+from covr_client.types_batch import DistractorRecord as DistractorRecord
 
 Number = int | float
 Scalar = str | int | float | bool

@@ -31,6 +31,7 @@ from covr.scale.errors import ScaleError
 from covr.scale.runner import Outcome, Say, execute
 from covr.scale.shards import Parts, encode_records, run_key, shard_of
 from covr.scale.tasks import Job, RelatedOptions, ShardResult, plain_settings, worker_for
+from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph, SubgraphError
 from covr.settings import Settings
 
@@ -107,12 +108,22 @@ def check_requests(lookup: RelatedLookup, requests: Sequence[Request], source: s
         scene = found.get(request.image_id)
         if scene is None:
             raise ScaleError(f"{source}: request {n + 1}", f"unknown image {request.image_id!r}")
-        for key in request.subgraphs or ():
-            if not contains(scene, Subgraph.from_key(key)):
-                raise ScaleError(
-                    f"{source}: request {n + 1}",
-                    f"{key!r} is not a subgraph of image {request.image_id!r}",
-                )
+        foreign = foreign_key(scene, request.subgraphs or ())
+        if foreign is not None:
+            key = (request.subgraphs or ())[foreign]
+            raise ScaleError(
+                f"{source}: request {n + 1}",
+                f"{key!r} is not a subgraph of image {request.image_id!r}",
+            )
+
+
+def foreign_key(scene: SceneGraph, keys: Sequence[str]) -> int | None:
+    """The position of the first key that is not a subgraph of ``scene`` (``None``: all are);
+    the keys parse (checked by the caller). Shared with the batch RPC's per-item check."""
+    for n, key in enumerate(keys):
+        if not contains(scene, Subgraph.from_key(key)):
+            return n
+    return None
 
 
 def distractor_shard(job: Job, shard: int, items: Sequence[str]) -> ShardResult:
@@ -123,21 +134,38 @@ def distractor_shard(job: Job, shard: int, items: Sequence[str]) -> ShardResult:
     records: list[dict[str, Any]] = []
     for item in items:
         image_id, keys = json.loads(item)
-        results: list[RelatedResult] = []
-        for key in keys or [None]:
-            results += lookup.for_image(
-                image_id,
-                key,
-                max_subgraphs=options.max_subgraphs if key is None else None,
-                split=options.split,
-                max_distance=options.max_distance,
-                per_signature=options.per_signature,
-                positives_limit=options.positives,
-                seed=options.seed,
-            )
+        results = image_results(lookup, image_id, keys, options)
         lines = [json.dumps(record(image_id, r), separators=(",", ":")) for r in results]
         records.append({"image": image_id, "lines": lines})
     return ShardResult(shard, encode_records(records), len(records), "", os.getpid())
+
+
+def image_results(
+    lookup: RelatedLookup,
+    image_id: str,
+    keys: Sequence[str] | None,
+    options: RelatedOptions,
+    *,
+    presence: bool = True,
+) -> list[RelatedResult]:
+    """The lookup's answer for one request: a result per named subgraph (``keys``), or per
+    subgraph of the image up to ``options.max_subgraphs``. ``covr distractors`` and the
+    FindRelatedImagesBatch RPC both call this, so their rows cannot drift apart."""
+    results: list[RelatedResult] = []
+    targets: Sequence[str | None] = keys or [None]
+    for key in targets:
+        results += lookup.for_image(
+            image_id,
+            key,
+            max_subgraphs=options.max_subgraphs if key is None else None,
+            split=options.split,
+            max_distance=options.max_distance,
+            per_signature=options.per_signature,
+            positives_limit=options.positives,
+            seed=options.seed,
+            presence=presence,
+        )
+    return results
 
 
 def record(image_id: str, result: RelatedResult) -> dict[str, Any]:

@@ -40,11 +40,13 @@ def default_slots(configured: int, per_core: int) -> int:
 
 
 def for_settings(settings: Settings) -> Admission:
-    """The limits of ``COVR_SERVICE_MAX_GENERATIONS`` and ``COVR_SERVICE_MAX_LOOKUPS``."""
+    """The limits of ``COVR_SERVICE_MAX_GENERATIONS``, ``COVR_SERVICE_MAX_LOOKUPS`` and
+    ``COVR_SERVICE_MAX_BATCHES``."""
     return Admission(
         {
             "GenerateQuestions": default_slots(settings.service_max_generations, 1),
             "FindRelatedImages": default_slots(settings.service_max_lookups, 2),
+            "FindRelatedImagesBatch": default_slots(settings.service_max_batches, 1),
         }
     )
 

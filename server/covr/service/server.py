@@ -32,6 +32,7 @@ from covr.service.interceptors import (
     ObserveInterceptor,
 )
 from covr.service.metrics import metrics, start_metrics_http
+from covr.service.related_batch import BatchStats
 from covr.service.rooms import Rooms, open_rooms
 from covr.service.servicer import CovrServicer
 from covr.settings import Settings
@@ -89,6 +90,8 @@ class Service:
     health: health.HealthServicer
     rooms: Rooms
     admission: Admission
+    batch_stats: BatchStats
+    """Counters of the FindRelatedImagesBatch streams (messages read, answered, in flight)."""
     owns_store: bool = False
     metrics_port: int | None = None
     _metrics_http: Any = None
@@ -186,9 +189,8 @@ def build_server(
         maximum_concurrent_rpcs=settings.service_max_concurrent_rpcs,
     )
     limits = for_settings(settings)
-    service_pb2_grpc.add_CovrServiceServicer_to_server(
-        CovrServicer(bounded, settings, rooms, deadlines, limits), server
-    )
+    servicer = CovrServicer(bounded, settings, rooms, deadlines, limits)
+    service_pb2_grpc.add_CovrServiceServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer(
         experimental_non_blocking=True,
         experimental_thread_pool=ThreadPoolExecutor(max_workers=1),
@@ -219,6 +221,7 @@ def build_server(
         health=health_servicer,
         rooms=rooms,
         admission=limits,
+        batch_stats=servicer.batch_stats,
         owns_store=owns_store,
     )
     if collector is not None:

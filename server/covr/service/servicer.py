@@ -14,6 +14,7 @@ still there and stop when not.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import partial
 
 import grpc
 
@@ -25,7 +26,7 @@ from covr.questions.generate import MAX_SEED
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.service import convert, imports, related_pages, scoring
+from covr.service import convert, imports, related_batch, related_pages, scoring
 from covr.service.admission import Admission
 from covr.service.convert import RequestLimits
 from covr.service.deadline import RequestDeadlines
@@ -56,6 +57,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self.deadlines = deadlines
         self.admission = admission or Admission({})
         self.limits = RequestLimits(settings)
+        self.batch_stats = related_batch.BatchStats()
 
     def _scene_graph(self, image_id: str, field: str = "image_id") -> SceneGraph:
         """A stored scene graph by request field: a bad id is a bad field, a missing one
@@ -176,6 +178,17 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 query,
                 scope=lambda: self.deadlines.scope(context),
                 gone=cancelled_event(context),
+            )
+
+    def FindRelatedImagesBatch(
+        self, requests: Iterable[related_batch.Request], context: grpc.ServicerContext
+    ) -> Iterator[related_batch.Response]:
+        """Per image what ``covr distractors`` writes, in request order, answered as the
+        images arrive within a bounded window (:mod:`covr.service.related_batch`)."""
+        scope = partial(self.deadlines.scope, context)
+        with self.admission.slot("FindRelatedImagesBatch"):
+            yield from related_batch.answers(
+                requests, self.rooms, self.batch_stats, scope=scope, gone=cancelled_event(context)
             )
 
     def ScoreExclusivity(

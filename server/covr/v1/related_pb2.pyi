@@ -195,6 +195,213 @@ class FindRelatedImagesResponse(_message.Message):
 Global___FindRelatedImagesResponse: _TypeAlias = FindRelatedImagesResponse  # noqa: Y015
 
 @_typing.final
+class FindRelatedImagesBatchRequest(_message.Message):
+    """FindRelatedImagesBatch: one message per image. The server answers every message with one
+    FindRelatedImagesBatchResponse, in request order, while later messages still arrive (at most
+    COVR_SERVICE_BATCH_WINDOW read and not yet answered, so gRPC's flow control holds back a
+    client that sends faster than the server looks up). The options are per message; the SDK
+    sends the same ones with every image.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    SUBGRAPHS_FIELD_NUMBER: _builtins.int
+    TAG_FIELD_NUMBER: _builtins.int
+    SPLIT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    MAX_DISTANCE_FIELD_NUMBER: _builtins.int
+    PER_SIGNATURE_CAP_FIELD_NUMBER: _builtins.int
+    MAX_POSITIVES_FIELD_NUMBER: _builtins.int
+    MAX_SUBGRAPHS_FIELD_NUMBER: _builtins.int
+    SKIP_PRESENCE_FILTER_FIELD_NUMBER: _builtins.int
+    SKIP_EXCLUSIVITY_MODEL_FIELD_NUMBER: _builtins.int
+    image_id: _builtins.str
+    tag: _builtins.str
+    """the client's label of this item, echoed in its response"""
+    split: _builtins.str
+    """related images only from this split; empty = all"""
+    seed: _builtins.int
+    max_distance: _builtins.int
+    """1 or 2; 0 = 2"""
+    per_signature_cap: _builtins.int
+    """distractors per edit signature; 0 = server default"""
+    max_positives: _builtins.int
+    """positives per subgraph (the image first); 0 = server default"""
+    max_subgraphs: _builtins.int
+    """without named subgraphs; 0 = server default cap"""
+    skip_presence_filter: _builtins.bool
+    """keep distractors the presence model would remove"""
+    skip_exclusivity_model: _builtins.bool
+    """score substitutions with the reviewed word lists"""
+    @_builtins.property
+    def subgraphs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """keys of subgraphs of the image; empty = every subgraph (up to max_subgraphs)"""
+
+    def __init__(
+        self,
+        *,
+        image_id: _builtins.str = ...,
+        subgraphs: _abc.Iterable[_builtins.str] | None = ...,
+        tag: _builtins.str = ...,
+        split: _builtins.str = ...,
+        seed: _builtins.int = ...,
+        max_distance: _builtins.int = ...,
+        per_signature_cap: _builtins.int = ...,
+        max_positives: _builtins.int = ...,
+        max_subgraphs: _builtins.int = ...,
+        skip_presence_filter: _builtins.bool = ...,
+        skip_exclusivity_model: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image_id", b"image_id", "max_distance", b"max_distance", "max_positives", b"max_positives", "max_subgraphs", b"max_subgraphs", "per_signature_cap", b"per_signature_cap", "seed", b"seed", "skip_exclusivity_model", b"skip_exclusivity_model", "skip_presence_filter", b"skip_presence_filter", "split", b"split", "subgraphs", b"subgraphs", "tag", b"tag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindRelatedImagesBatchRequest: _TypeAlias = FindRelatedImagesBatchRequest  # noqa: Y015
+
+@_typing.final
+class BatchDistractor(_message.Message):
+    """One distractor of a batch record: the image, its edit signature (positions in the query
+    subgraph's numbering), the distance and the key of the concrete subgraph found in it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    EDIT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    DISTANCE_FIELD_NUMBER: _builtins.int
+    SUBGRAPH_FIELD_NUMBER: _builtins.int
+    image_id: _builtins.str
+    edit_signature: _builtins.str
+    distance: _builtins.int
+    subgraph: _builtins.str
+    def __init__(
+        self,
+        *,
+        image_id: _builtins.str = ...,
+        edit_signature: _builtins.str = ...,
+        distance: _builtins.int = ...,
+        subgraph: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["distance", b"distance", "edit_signature", b"edit_signature", "image_id", b"image_id", "subgraph", b"subgraph"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchDistractor: _TypeAlias = BatchDistractor  # noqa: Y015
+
+@_typing.final
+class BatchRecord(_message.Message):
+    """One subgraph of one image: a row of `covr distractors` (image_id is the response's)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUBGRAPH_FIELD_NUMBER: _builtins.int
+    SPLIT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    POSITIVES_FIELD_NUMBER: _builtins.int
+    DISTRACTORS_FIELD_NUMBER: _builtins.int
+    subgraph: _builtins.str
+    """the query subgraph's key"""
+    split: _builtins.str
+    """the split asked for; empty = all"""
+    seed: _builtins.int
+    @_builtins.property
+    def positives(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the image itself first"""
+
+    @_builtins.property
+    def distractors(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchDistractor]: ...
+    def __init__(
+        self,
+        *,
+        subgraph: _builtins.str = ...,
+        split: _builtins.str = ...,
+        seed: _builtins.int = ...,
+        positives: _abc.Iterable[_builtins.str] | None = ...,
+        distractors: _abc.Iterable[Global___BatchDistractor] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["distractors", b"distractors", "positives", b"positives", "seed", b"seed", "split", b"split", "subgraph", b"subgraph"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchRecord: _TypeAlias = BatchRecord  # noqa: Y015
+
+@_typing.final
+class BatchProblem(_message.Message):
+    """Why one item of a batch has no records: the request field (image_id, subgraphs[1], split...),
+    what is wrong, and the status code the unary RPC would answer (NOT_FOUND, INVALID_ARGUMENT).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    message: _builtins.str
+    code: _builtins.str
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        message: _builtins.str = ...,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "field", b"field", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchProblem: _TypeAlias = BatchProblem  # noqa: Y015
+
+@_typing.final
+class FindRelatedImagesBatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    TAG_FIELD_NUMBER: _builtins.int
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    RECORDS_FIELD_NUMBER: _builtins.int
+    PROBLEMS_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """position of the request message in the stream (0-based)"""
+    tag: _builtins.str
+    """the request's tag"""
+    image_id: _builtins.str
+    """the request's image id"""
+    @_builtins.property
+    def records(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchRecord]:
+        """one per subgraph, in the image's enumeration order"""
+
+    @_builtins.property
+    def problems(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchProblem]:
+        """set when the item failed (then no records)"""
+
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        tag: _builtins.str = ...,
+        image_id: _builtins.str = ...,
+        records: _abc.Iterable[Global___BatchRecord] | None = ...,
+        problems: _abc.Iterable[Global___BatchProblem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image_id", b"image_id", "index", b"index", "problems", b"problems", "records", b"records", "tag", b"tag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindRelatedImagesBatchResponse: _TypeAlias = FindRelatedImagesBatchResponse  # noqa: Y015
+
+@_typing.final
 class TermPair(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -172,7 +172,7 @@ def _imports(draw: st.DrawFn) -> tuple[str, Any]:
 
 @st.composite
 def requests(draw: st.DrawFn) -> tuple[str, Any]:
-    which = draw(st.sampled_from(range(13)))
+    which = draw(st.sampled_from(range(14)))
     if which == 0:
         return "GetSceneGraph", store_pb2.GetSceneGraphRequest(image_id=draw(text))
     if which == 1:
@@ -277,7 +277,32 @@ def requests(draw: st.DrawFn) -> tuple[str, Any]:
         if draw(st.booleans()):
             request_e.iid_size_accuracy = draw(st.floats(allow_nan=True))
         return "Evaluate", request_e
+    if which == 12:
+        return "FindRelatedImagesBatch", [
+            draw(batch_items()) for _ in range(draw(st.integers(0, 3)))
+        ]
     return "raw:" + draw(st.sampled_from(METHODS)), draw(st.binary(max_size=64))
+
+
+@st.composite
+def batch_items(draw: st.DrawFn) -> related_pb2.FindRelatedImagesBatchRequest:
+    """One image of a batch stream; a real image only with few subgraphs (a full image is
+    hundreds of lookups)."""
+    real = draw(st.integers(0, 4)) == 0
+    keys = st.one_of(text, st.sampled_from(["man", "man[young]", "tree", "man-(", "zebra"]))
+    return related_pb2.FindRelatedImagesBatchRequest(
+        image_id="gqa:2370799" if real else draw(text),
+        subgraphs=draw(st.lists(keys, max_size=3)),
+        tag=draw(st.one_of(st.just(""), text)),
+        split=draw(st.one_of(st.just(""), text)),
+        seed=draw(st.sampled_from([1, 2])) if real else draw(u64),
+        max_distance=draw(st.one_of(st.integers(0, 3), u32)),
+        per_signature_cap=draw(st.one_of(st.integers(0, 5), u32)),
+        max_positives=draw(st.one_of(st.integers(0, 5), u32)),
+        max_subgraphs=draw(st.integers(1, 2)) if real else draw(u32),
+        skip_presence_filter=draw(st.booleans()),
+        skip_exclusivity_model=draw(st.booleans()),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -295,6 +320,8 @@ def test_fuzz_every_rpc(fuzz_server: TestServer) -> None:
     def raw_call(method: str, payload: bytes) -> Any:
         desc = service_pb2.DESCRIPTOR.services_by_name["CovrService"].methods_by_name[method]
         path = f"/covr.v1.CovrService/{method}"
+        if desc.client_streaming and desc.server_streaming:
+            return list(channel.stream_stream(path, None, None)(iter([payload]), timeout=30))
         if desc.client_streaming:
             return channel.stream_unary(path, None, None)(iter([payload]), timeout=30)
         if desc.server_streaming:
@@ -316,8 +343,9 @@ def test_fuzz_every_rpc(fuzz_server: TestServer) -> None:
                 raw_call(method[4:], request)
             else:
                 fn: Callable[..., Any] = getattr(stub, method)
-                result = fn(iter(request) if method == "ImportSceneGraphs" else request, timeout=30)
-                if method in ("ListImages", "FindRelatedImages", "GenerateQuestions"):
+                client_stream = method in ("ImportSceneGraphs", "FindRelatedImagesBatch")
+                result = fn(iter(request) if client_stream else request, timeout=30)
+                if method in STREAMING - {"ImportSceneGraphs"}:
                     for _ in itertools.islice(result, 3):
                         pass
                     result.cancel()
@@ -335,7 +363,7 @@ def test_fuzz_every_rpc(fuzz_server: TestServer) -> None:
         assert sum(codes.values()) >= EXAMPLES
         TOTAL["requests"] += sum(codes.values())
         per_method = Counter(m for m, _ in codes.elements())
-        assert len(per_method) == 12  # every RPC plus raw bytes
+        assert len(per_method) == len(METHODS) + 1  # every RPC plus raw bytes
         with grpc.insecure_channel(fuzz_server.target) as probe:
             reply = health_pb2_grpc.HealthStub(probe).Check(
                 health_pb2.HealthCheckRequest(), timeout=5

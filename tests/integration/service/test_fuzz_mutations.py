@@ -65,6 +65,10 @@ def valid_requests() -> dict[str, list[Message]]:
     """One request per RPC that the service answers with OK on the bundled samples."""
     related = related_pb2.FindRelatedImagesRequest(seed=1, max_results=5, page_size=5)
     related.subgraph.key = "man"
+    batch: list[Message] = [
+        related_pb2.FindRelatedImagesBatchRequest(image_id=IMAGE, max_subgraphs=1, seed=1, tag="a"),
+        related_pb2.FindRelatedImagesBatchRequest(image_id=IMAGE, subgraphs=["man"], seed=1),
+    ]
     presence = related_pb2.PresenceQuery(image_id=IMAGE)
     presence.subgraph.key = "man"
     return {
@@ -73,6 +77,7 @@ def valid_requests() -> dict[str, list[Message]]:
         "ListSubgraphs": [store_pb2.ListSubgraphsRequest(image_id=IMAGE, max_subgraphs=5)],
         "GetStatistics": [store_pb2.GetStatisticsRequest()],
         "FindRelatedImages": [related],
+        "FindRelatedImagesBatch": batch,
         "ScoreExclusivity": [
             related_pb2.ScoreExclusivityRequest(
                 pairs=[related_pb2.TermPair(node_type=1, x="man", x_prime="woman")]  # type: ignore[arg-type]
@@ -198,7 +203,8 @@ def mutate(draw: st.DrawFn, original: Message) -> Message:
 
 @st.composite
 def mutated_calls(draw: st.DrawFn) -> tuple[str, Any]:
-    """``(method, request)``: a request object, a list of them (import), or raw bytes."""
+    """``(method, request)``: a request object, a list of them (client streams), or raw
+    bytes."""
     bases = valid_requests()
     method = draw(st.sampled_from(sorted(bases)))
     items = bases[method]
@@ -210,7 +216,7 @@ def mutated_calls(draw: st.DrawFn) -> tuple[str, Any]:
         return "raw:" + method, bytes(raw)
     chosen = draw(st.integers(0, len(items) - 1))
     mutated = [draw(mutate(m)) if i == chosen else m for i, m in enumerate(items)]
-    return method, mutated if method == "ImportSceneGraphs" else mutated[0]
+    return method, mutated if METHODS[method].client_streaming else mutated[0]
 
 
 def call(channel: grpc.Channel, method: str, request: Any) -> grpc.StatusCode:
@@ -220,7 +226,11 @@ def call(channel: grpc.Channel, method: str, request: Any) -> grpc.StatusCode:
     path = f"/covr.v1.CovrService/{name}"
     try:
         if method.startswith("raw:"):
-            if desc.client_streaming:
+            if desc.client_streaming and desc.server_streaming:
+                both: Any = channel.stream_stream(path, None, None)(iter([request]), timeout=30)
+                list(itertools.islice(both, 3))
+                both.cancel()
+            elif desc.client_streaming:
                 channel.stream_unary(path, None, None)(iter([request]), timeout=30)
             elif desc.server_streaming:
                 stream: Any = channel.unary_stream(path, None, None)(request, timeout=30)
@@ -255,7 +265,7 @@ def channel(server: TestServer) -> Iterator[grpc.Channel]:
 def test_the_unmutated_requests_succeed(channel: grpc.Channel) -> None:
     """The base of the mutations: each one is answered with OK."""
     for method, items in valid_requests().items():
-        request = items if method == "ImportSceneGraphs" else items[0]
+        request = items if METHODS[method].client_streaming else items[0]
         assert call(channel, method, request) is grpc.StatusCode.OK, method
 
 

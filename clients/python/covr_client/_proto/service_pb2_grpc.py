@@ -67,6 +67,11 @@ class CovrServiceStub:
                 request_serializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesRequest.SerializeToString,
                 response_deserializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesResponse.FromString,
                 _registered_method=True)
+        self.FindRelatedImagesBatch = channel.stream_stream(
+                '/covr.v1.CovrService/FindRelatedImagesBatch',
+                request_serializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchRequest.SerializeToString,
+                response_deserializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchResponse.FromString,
+                _registered_method=True)
         self.ScoreExclusivity = channel.unary_unary(
                 '/covr.v1.CovrService/ScoreExclusivity',
                 request_serializer=covr_dot_v1_dot_related__pb2.ScoreExclusivityRequest.SerializeToString,
@@ -134,6 +139,14 @@ class CovrServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindRelatedImagesBatch(self, request_iterator, context):
+        """Many images in one call (docs/service.md "Batch of related images"): per image its subgraphs'
+        positives and distractors, in request order; a bad item gets problems, not a failed stream.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ScoreExclusivity(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -197,6 +210,11 @@ def add_CovrServiceServicer_to_server(servicer, server):
                     servicer.FindRelatedImages,
                     request_deserializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesRequest.FromString,
                     response_serializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesResponse.SerializeToString,
+            ),
+            'FindRelatedImagesBatch': grpc.stream_stream_rpc_method_handler(
+                    servicer.FindRelatedImagesBatch,
+                    request_deserializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchRequest.FromString,
+                    response_serializer=covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchResponse.SerializeToString,
             ),
             'ScoreExclusivity': grpc.unary_unary_rpc_method_handler(
                     servicer.ScoreExclusivity,
@@ -386,6 +404,33 @@ class CovrService:
             '/covr.v1.CovrService/FindRelatedImages',
             covr_dot_v1_dot_related__pb2.FindRelatedImagesRequest.SerializeToString,
             covr_dot_v1_dot_related__pb2.FindRelatedImagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindRelatedImagesBatch(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/covr.v1.CovrService/FindRelatedImagesBatch',
+            covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchRequest.SerializeToString,
+            covr_dot_v1_dot_related__pb2.FindRelatedImagesBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,10 @@ class CovrServiceStub:
     ListSubgraphs: _grpc.UnaryUnaryMultiCallable[_store_pb2.ListSubgraphsRequest, _store_pb2.ListSubgraphsResponse]
     GetStatistics: _grpc.UnaryUnaryMultiCallable[_store_pb2.GetStatisticsRequest, _store_pb2.GetStatisticsResponse]
     FindRelatedImages: _grpc.UnaryStreamMultiCallable[_related_pb2.FindRelatedImagesRequest, _related_pb2.FindRelatedImagesResponse]
+    FindRelatedImagesBatch: _grpc.StreamStreamMultiCallable[_related_pb2.FindRelatedImagesBatchRequest, _related_pb2.FindRelatedImagesBatchResponse]
+    """Many images in one call (docs/service.md "Batch of related images"): per image its subgraphs'
+    positives and distractors, in request order; a bad item gets problems, not a failed stream.
+    """
     ScoreExclusivity: _grpc.UnaryUnaryMultiCallable[_related_pb2.ScoreExclusivityRequest, _related_pb2.ScoreExclusivityResponse]
     ScorePresence: _grpc.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]
     GetModelInfo: _grpc.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]
@@ -61,6 +65,10 @@ class CovrServiceAsyncStub(CovrServiceStub):
     ListSubgraphs: _aio.UnaryUnaryMultiCallable[_store_pb2.ListSubgraphsRequest, _store_pb2.ListSubgraphsResponse]  # type: ignore[assignment]
     GetStatistics: _aio.UnaryUnaryMultiCallable[_store_pb2.GetStatisticsRequest, _store_pb2.GetStatisticsResponse]  # type: ignore[assignment]
     FindRelatedImages: _aio.UnaryStreamMultiCallable[_related_pb2.FindRelatedImagesRequest, _related_pb2.FindRelatedImagesResponse]  # type: ignore[assignment]
+    FindRelatedImagesBatch: _aio.StreamStreamMultiCallable[_related_pb2.FindRelatedImagesBatchRequest, _related_pb2.FindRelatedImagesBatchResponse]  # type: ignore[assignment]
+    """Many images in one call (docs/service.md "Batch of related images"): per image its subgraphs'
+    positives and distractors, in request order; a bad item gets problems, not a failed stream.
+    """
     ScoreExclusivity: _aio.UnaryUnaryMultiCallable[_related_pb2.ScoreExclusivityRequest, _related_pb2.ScoreExclusivityResponse]  # type: ignore[assignment]
     ScorePresence: _aio.UnaryUnaryMultiCallable[_related_pb2.ScorePresenceRequest, _related_pb2.ScorePresenceResponse]  # type: ignore[assignment]
     GetModelInfo: _aio.UnaryUnaryMultiCallable[_related_pb2.GetModelInfoRequest, _related_pb2.GetModelInfoResponse]  # type: ignore[assignment]
@@ -111,6 +119,16 @@ class CovrServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _related_pb2.FindRelatedImagesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_related_pb2.FindRelatedImagesResponse], _abc.AsyncIterator[_related_pb2.FindRelatedImagesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def FindRelatedImagesBatch(
+        self,
+        request_iterator: _MaybeAsyncIterator[_related_pb2.FindRelatedImagesBatchRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_related_pb2.FindRelatedImagesBatchResponse], _abc.AsyncIterator[_related_pb2.FindRelatedImagesBatchResponse]]:
+        """Many images in one call (docs/service.md "Batch of related images"): per image its subgraphs'
+        positives and distractors, in request order; a bad item gets problems, not a failed stream.
+        """
 
     @_abc_1.abstractmethod
     def ScoreExclusivity(
