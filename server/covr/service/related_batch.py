@@ -192,8 +192,9 @@ def answer_item(
 
 
 class BatchStats:
-    """Counters of every batch stream of one server, read by tests and logs: messages read,
-    answers sent, read-and-unanswered messages now, and the most any one stream ever held."""
+    """Counters of every batch stream of one server (``Service.batch_stats``; the tests read
+    them): messages read, answers sent, messages read and not answered now (a stream that ends
+    early drops its own), and the most any one stream ever held."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -211,11 +212,11 @@ class BatchStats:
                 "peak_in_flight": self.peak_in_flight,
             }
 
-    def _add(self, received: int, sent: int, stream_in_flight: int) -> None:
+    def _add(self, received: int, sent: int, stream_in_flight: int, dropped: int = 0) -> None:
         with self._lock:
             self.received += received
             self.sent += sent
-            self.in_flight += received - sent
+            self.in_flight += received - sent - dropped
             self.peak_in_flight = max(self.peak_in_flight, stream_in_flight)
 
 
@@ -255,7 +256,7 @@ class Window:
     def close(self) -> None:
         """Forget what was read and not sent (the stream ended early)."""
         with self._lock:
-            self.stats._add(0, self.in_flight, 0)
+            self.stats._add(0, 0, 0, dropped=self.in_flight)
             self.in_flight = 0
 
 

@@ -222,8 +222,9 @@ def test_two_thousand_ids_from_a_generator_stay_within_the_window(
             now = stats.snapshot()
             assert now["in_flight"] <= WINDOW
             # read by the server, less answered to us, is bounded by the window plus what
-            # gRPC holds on its way to us
-            assert now["received"] - before["received"] <= len(seen) + 1 + WINDOW + 200
+            # gRPC holds on its way to us (~620 answers of this size when the client pauses:
+            # the next test), so the server never reads the stream to its end first
+            assert now["received"] - before["received"] <= len(seen) + 1 + WINDOW + 1000
             seen.append((answer.index, answer.tag, answer.image_id, len(answer.records)))
     assert [s[0] for s in seen] == list(range(2000))
     assert [s[1] for s in seen] == [str(n) for n in range(2000)]
