@@ -12,7 +12,7 @@ import pytest
 
 _KINDS = ("unit", "integration", "e2e")
 
-JVM_TEST_OPTIONS = "-XX:TieredStopAtLevel=1"
+JVM_TEST_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 """JVM options of every Neo4j the tests start (the shared one, each test's own, ``covr db start``
 in a subprocess): ``java`` reads ``JDK_JAVA_OPTIONS`` from the environment they inherit.
 
@@ -22,7 +22,13 @@ threads. Measured at load average 6-8: a start took 18.6 s of CPU instead of 34-
 ready instead of 57-81 s); test_export_parity.py with test_congruence.py (one shared Neo4j
 start plus their generation and lookups) took 198 s instead of 308 s; the three tests that kill
 and restart servers of their own (test_managed_neo4j_lifecycle, the killed-server restart,
-test_neo4j_kill.py) took 266 s and 250 s instead of 443 s."""
+test_neo4j_kill.py) took 266 s and 250 s instead of 443 s.
+
+A code cache of its own size, because Java gives a client-compiler-only JVM 48 MB of it: the
+session's shared Neo4j, planning and generating code for thousands of statement texts, filled it
+in ~20 minutes (``jcmd PID Compiler.codecache``: max_used 47,360 of 49,152 KB, then flushing), and
+from then on evicted and recompiled its own methods, so late tests ran ~10x slower than alone
+(two related lookups over 120 s in the full suite, 8-14 s alone; fresh-clone run, 2026-11-26)."""
 
 
 def _add_jvm_test_options() -> None:
