@@ -38,6 +38,9 @@ START_TIMEOUT_S = 180.0
 """How long a server may take to start (schema, samples, model files on a busy machine)."""
 
 
+TEST_CLIENT_TIMEOUT_S = 60.0
+
+
 @dataclass
 class TestServer:
     """A running server: its ``target``, the credentials to reach it and a :meth:`client`."""
@@ -50,7 +53,11 @@ class TestServer:
     process: subprocess.Popen[str]
 
     def client(self, **kwargs: Any) -> Client:
-        """A :class:`Client` for this server (token and TLS filled in unless given)."""
+        """A :class:`Client` for this server (token, TLS and a 60 s deadline filled in unless
+        given). The deadline is longer than a client's 10 s default: a test server starts on a
+        fresh data directory, so its first lookup opens WordNet and the models (seconds on a
+        quiet machine; the SDK README's examples passed 10 s at load average 8)."""
+        kwargs.setdefault("timeout", TEST_CLIENT_TIMEOUT_S)
         kwargs.setdefault("token", self.token)
         kwargs.setdefault("tls", self.tls)
         return Client(self.target, **kwargs)
