@@ -282,6 +282,7 @@ def test_locked_data_dir_is_a_clear_cli_error(data_dir: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)  # five CLI processes, three of them quickstarts (15 s each, quiet)
 def test_quickstart_loads_samples_and_generates_questions(data_dir: Path) -> None:
     out = data_dir / "questions.jsonl"
     done = covr("quickstart", "--out", str(out), data_dir=data_dir)
