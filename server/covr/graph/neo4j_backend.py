@@ -79,6 +79,9 @@ def shared_driver(
                 auth=auth,
                 connection_timeout=settings.connect_timeout_s,
                 max_transaction_retry_time=retry_s,
+                # One TELEMETRY message per API call otherwise (Bolt 5.4+), which the server
+                # handles like any other message: a read is a few messages, so it adds up.
+                telemetry_disabled=True,
             )
             _DRIVERS[key] = driver
             if len(_DRIVERS) == 1:
@@ -261,8 +264,45 @@ class Neo4jStore(GraphStore):
     def read(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> list[Row]:
+        """One statement as an auto-commit read transaction (``session.run``).
+
+        Why not a managed transaction (``execute_query``) as writes use: that sends BEGIN, RUN,
+        PULL and then COMMIT, two round trips and two more messages for the server, where an
+        auto-commit transaction is RUN and PULL in one round trip; a lookup or a question makes
+        many small reads, and per read that was about half of Neo4j's time outside the query
+        itself (benchmarks/bench_reads.py, docs/graph-store.md). A read is safe to repeat, so
+        a retryable failure (a stale pooled connection, a transient server error) is retried
+        here, as the managed transaction would, within the driver's retry time."""
         limit = timeout if timeout is not None else self.settings.query_timeout_s
-        return self._run(query, params, limit, RoutingControl.READ)[0]
+        statement = as_statement(query)
+        return self._with_restart(lambda: self._read_retrying(statement, dict(params or {}), limit))
+
+    def _read_retrying(
+        self, statement: catalog.Statement, params: dict[str, Any], timeout: float
+    ) -> list[Row]:
+        retry_s = MANAGED_RETRY_S if self.server is not None else 30.0
+        deadline = time.monotonic() + retry_s
+        delay = 0.05
+        while True:
+            try:
+                with self._mapped_errors(statement.name, timeout):
+                    return self._read_once(statement, params, timeout)
+            except (StoreUnavailable, QueryError) as exc:
+                cause = exc.__cause__
+                retryable = isinstance(cause, Neo4jError | DriverError) and cause.is_retryable()
+                if not retryable or isinstance(exc, QueryTimeout) or time.monotonic() > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    def _read_once(
+        self, statement: catalog.Statement, params: dict[str, Any], timeout: float
+    ) -> list[Row]:
+        with self._driver.session(
+            database=self._database, default_access_mode=neo4j.READ_ACCESS
+        ) as session:
+            result = session.run(Query(statement.text, timeout=timeout), params)
+            return [_plain_row(record) for record in result]
 
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
