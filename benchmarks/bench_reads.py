@@ -79,14 +79,24 @@ class Meter:
         self.store = store
         self.statements = 0
         self.transactions = 0
+        self.sent = 0
         self.seconds = 0.0
 
-    def mark(self) -> tuple[int, int, float]:
-        return self.statements, self.transactions, self.seconds
+    def counts(self) -> tuple[int, int, int, float]:
+        """Statements asked for, transactions, statements sent to the server, seconds."""
+        return self.statements, self.transactions, self.sent, self.seconds
 
-    def since(self, mark: tuple[int, int, float]) -> tuple[int, int, float]:
-        now = self.mark()
-        return now[0] - mark[0], now[1] - mark[1], now[2] - mark[2]
+    def _sent(self, batch: list[Any]) -> int:
+        """Statements the server gets for one ``read_many`` (fewer where the backend sends
+        several of one text as one: ``covr.graph.neo4j_batch``, when the version has it)."""
+        if getattr(self.store.backend, "dialect", "") != "neo4j":
+            return len(batch)
+        try:
+            from covr.graph.neo4j_batch import coalesce
+            from covr.graph.store import as_statement
+        except ImportError:
+            return len(batch)
+        return len(coalesce([(as_statement(q), dict(p)) for q, p in batch]))
 
     @contextmanager
     def installed(self) -> Iterator[Meter]:
@@ -102,6 +112,7 @@ class Meter:
             finally:
                 self.statements += 1
                 self.transactions += 1
+                self.sent += 1
                 self.seconds += time.perf_counter() - started
 
         def read_many(statements: Any, **kw: Any) -> Any:
@@ -114,6 +125,7 @@ class Meter:
                 inside[0] = False
                 self.statements += len(batch)
                 self.transactions += 1 if batch else 0
+                self.sent += self._sent(batch)
                 self.seconds += time.perf_counter() - started
 
         self.store.read, self.store.read_many = read, read_many
@@ -127,7 +139,9 @@ def _per(count: float, n: int) -> float:
     return round(count / max(1, n), 3)
 
 
-def child_questions(store: Any, settings: Any, ids: list[str], pid: int, seed: int) -> dict:
+def child_questions(
+    store: Any, settings: Any, ids: list[str], pid: int, seed: int
+) -> dict[str, Any]:
     from covr.questions.generate import GenerationOptions, generate
     from covr.related.lookup import RelatedLookup
     from covr.related.store_provider import StoreRelated
@@ -144,7 +158,7 @@ def child_questions(store: Any, settings: Any, ids: list[str], pid: int, seed: i
             started = time.perf_counter()
             examples = list(generate(provider, options, list(ids), workers=1))
             seconds = time.perf_counter() - started
-            statements, transactions, spent = meter.since((0, 0, 0.0))
+            statements, transactions, sent, spent = meter.counts()
         n = len(examples)
         out[phase] = {
             "questions": n,
@@ -152,6 +166,7 @@ def child_questions(store: Any, settings: Any, ids: list[str], pid: int, seed: i
             "questions_per_s": round(n / seconds, 2),
             "statements_per_question": _per(statements, n),
             "transactions_per_question": _per(transactions, n),
+            "sent_per_question": _per(sent, n),
             "store_share": round(spent / seconds, 3),
             "server_cpu_ms_per_question": round(1000 * (cpu_s(pid) - server) / max(1, n), 3),
             "client_cpu_ms_per_question": round(
@@ -162,7 +177,9 @@ def child_questions(store: Any, settings: Any, ids: list[str], pid: int, seed: i
     return out
 
 
-def child_related(store: Any, settings: Any, path: str, count: int, pid: int, seed: int) -> dict:
+def child_related(
+    store: Any, settings: Any, path: str, count: int, pid: int, seed: int
+) -> dict[str, Any]:
     from benchmarks.bench_related import _answer, pct, pick_queries
     from covr.related.lookup import RelatedLookup
     from covr.scene.model import SceneGraph
@@ -187,7 +204,7 @@ def child_related(store: Any, settings: Any, path: str, count: int, pid: int, se
             result = lookup.related(g, max_distance=2, per_signature=5, positives_limit=5, seed=2)
             times.append(time.perf_counter() - started)
             answers.append(_answer(result))
-        statements, transactions, spent = meter.since((0, 0, 0.0))
+        statements, transactions, sent, spent = meter.counts()
         server_cpu = cpu_s(pid) - server
     n = len(times)
     return {
@@ -197,6 +214,7 @@ def child_related(store: Any, settings: Any, path: str, count: int, pid: int, se
         "mean_ms": round(1000 * statistics.fmean(times), 2),
         "statements_per_lookup": _per(statements, n),
         "transactions_per_lookup": _per(transactions, n),
+        "sent_per_lookup": _per(sent, n),
         "store_ms_per_lookup": round(1000 * spent / n, 2),
         "server_cpu_ms_per_lookup": round(1000 * server_cpu / n, 2),
         "answers": digest(answers),
@@ -208,7 +226,7 @@ def child(request: dict[str, Any]) -> dict[str, Any]:
     from covr.graph import open_store
     from covr.settings import Settings
 
-    settings = Settings()  # type: ignore[call-arg]  # the parent's environment names the store
+    settings = Settings()  # the parent's environment names the store
     store = open_store(settings)
     pid, seed = int(request["pid"]), int(request["seed"])
     out: dict[str, Any] = {}
@@ -258,6 +276,7 @@ def backend_env(backend: str, data_dir: Path, args: argparse.Namespace) -> dict[
         "COVR_DATA_DIR": str(data_dir),
         "COVR_GRAPH_URI": "",
         "COVR_GRAPH_BACKEND": backend,
+        "COVR_NEO4J_BOLT_PORT": "0",  # a free port: another managed Neo4j may hold the default
         "COVR_NEO4J_HEAP": args.neo4j_heap,
         "COVR_NEO4J_PAGECACHE": args.neo4j_pagecache,
         "COVR_NEO4J_STARTUP_TIMEOUT_S": str(args.startup_timeout),

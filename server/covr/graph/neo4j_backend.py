@@ -36,6 +36,7 @@ from covr.graph.errors import (
     SchemaError,
     StoreUnavailable,
 )
+from covr.graph.neo4j_batch import coalesce, unbatched
 from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.store import (
     SCHEMA_VERSION,
@@ -234,22 +235,28 @@ class Neo4jStore(GraphStore):
     def read_many(
         self, statements: Iterable[tuple[QueryLike, Params]], *, timeout: float | None = None
     ) -> list[Row]:
-        """All statements in one read transaction: one session, one BEGIN/COMMIT and pipelined
-        RUNs instead of a managed transaction each (a related lookup sends 5-20 per round), and
-        the rows come from one consistent snapshot of the store."""
-        batch = [(as_statement(query), dict(params)) for query, params in statements]
-        if not batch:
+        """All statements as one read: consecutive statements of one text become one statement
+        (:mod:`covr.graph.neo4j_batch`: a lookup round's branches mostly share their text), and
+        what remains runs in one transaction (one BEGIN/COMMIT, the rows from one snapshot); a
+        round that became one statement is one auto-commit read, one round trip."""
+        pending = [(as_statement(query), dict(params)) for query, params in statements]
+        if not pending:
             return []
         # Each statement keeps the budget it would have alone: the loop of reads this replaces
         # could take that long too, and a cold JVM plans each new statement text slowly.
         each = timeout if timeout is not None else self.settings.query_timeout_s
-        limit = each * len(batch)
-        name = batch[0][0].name if len(batch) == 1 else f"{batch[0][0].name} (+{len(batch) - 1})"
+        limit = each * len(pending)
+        batch = coalesce(pending)
+        if len(batch) == 1:
+            statement, params = batch[0]
+            rows = self._with_restart(lambda: self._read_retrying(statement, params, limit))
+            return [unbatched(row) for row in rows]
+        name = f"{pending[0][0].name} (+{len(pending) - 1})"
 
         def work(tx: neo4j.ManagedTransaction) -> list[Row]:
             rows: list[Row] = []
             for statement, params in batch:
-                rows.extend(_plain_row(record) for record in tx.run(statement.text, params))
+                rows.extend(unbatched(_plain_row(r)) for r in tx.run(statement.text, params))
             return rows
 
         def attempt() -> list[Row]:

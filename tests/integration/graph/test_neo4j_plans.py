@@ -29,6 +29,7 @@ import pytest
 
 from covr.graph import GraphStore, catalog
 from covr.graph.neo4j_backend import Neo4jStore
+from covr.graph.neo4j_batch import BATCH, batchable, batched
 from covr.graph.store import Params, QueryLike, Row
 from covr.related.lookup import RelatedLookup
 from covr.scene.enumerate import enumerate_subgraphs
@@ -348,3 +349,19 @@ def test_builder_queries_cover_every_kind_and_shape(
     two_relations = {kind_of(q) for q in builder_queries if "r1:Relation" in q}
     assert with_mods == set(KINDS), sorted(with_mods)
     assert two_relations == set(KINDS), sorted(two_relations)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_batched_builder_queries_plan_well(
+    loaded: Loaded, builder_queries: dict[str, dict[str, Any]], kind: str
+) -> None:
+    """The form ``read_many`` sends for several branches of one text (covr.graph.neo4j_batch):
+    the same seeks, run once per branch's parameter map."""
+    store = loaded.ensure()
+    queries = {q: p for q, p in builder_queries.items() if kind_of(q) == kind and batchable(q)}
+    assert queries, f"no batchable {kind} query: the check would prove nothing"
+    for n, (query, params) in enumerate(sorted(queries.items())):
+        statement = batched(catalog.Statement("builder", query))
+        plan = store.explain(statement, {BATCH: [params, params]})
+        label = f"batched {kind} query {n + 1} of {len(queries)}"
+        assert_plans_well(label, statement.text, plan, needs_seek=True)

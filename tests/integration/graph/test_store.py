@@ -151,6 +151,27 @@ def test_read_many_returns_each_statements_rows_in_order(store: GraphStore) -> N
     assert store.read_many([]) == []
 
 
+def test_read_many_of_one_text_returns_what_each_read_returns(store: GraphStore) -> None:
+    """Several statements of one text: Neo4j sends them as one (covr.graph.neo4j_batch), with
+    every ``WITH`` carrying the parameters; the rows must be those of the reads one by one, in
+    statement order (an empty one included), and a different text between them is kept apart."""
+    text = (
+        "UNWIND $xs AS x\nWITH x, x * $k AS y\nWHERE y > $floor\n"
+        "WITH DISTINCT x, y\nRETURN x, y, $tag AS tag"
+    )
+    params: list[dict[str, Any]] = [
+        {"xs": [1, 2, 2], "k": 10, "floor": 0, "tag": "a"},
+        {"xs": [3], "k": 1, "floor": 5, "tag": "b"},  # no row
+        {"xs": [4, 5], "k": -1, "floor": -4.5, "tag": "c"},
+    ]
+    statements: list[tuple[str, dict[str, Any]]] = [(text, p) for p in params]
+    statements.append(("RETURN $s AS x", {"s": "apart"}))
+    statements.append((text, params[0]))
+    one_by_one = [row for query, p in statements for row in store.read(query, p)]
+    assert one_by_one[0] == {"x": 1, "y": 10, "tag": "a"}
+    assert store.read_many(statements) == one_by_one
+
+
 def test_read_many_names_a_failing_statement(store: GraphStore) -> None:
     statements: list[tuple[str, dict[str, Any]]] = [
         ("RETURN 1 AS x", {}),

@@ -1,0 +1,86 @@
+"""Several Neo4j reads of one statement text as one statement: a related lookup's round.
+
+Why: on Neo4j a lookup round runs one cached statement per branch (``GraphStore.read_many``;
+a ``UNION ALL`` of the branches would be a new text, planned anew, for every combination), and
+the branches of a round mostly share their text: the text depends on the subgraph's shape only
+(``covr.related.cypher_path``) and every branch is built with the same prefix. Each statement is
+a round trip and a statement for the server to set up; a round of five branches was five.
+Consecutive statements of one text become one::
+
+    UNWIND range(0, size($covr_batch) - 1) AS covr_n
+    CALL { WITH covr_n WITH $covr_batch[covr_n] AS covr_p <the text, $x read as covr_p.x> }
+    RETURN *
+
+The subquery runs once per parameter map, in order, so the rows are those of the statements one
+after another (plus ``covr_n``, dropped). Every value is still a parameter (``$covr_batch``, a
+list of the statements' parameter maps), and the wrapped text is cached like any other: one plan
+per branch text, whatever the number of branches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from covr.graph.catalog import Statement
+
+BATCH = "covr_batch"
+INDEX = "covr_n"
+ROW = "covr_p"
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_WITH = re.compile(r"\bWITH\b", re.IGNORECASE)
+_WITH_CLAUSE = re.compile(r"^WITH (DISTINCT )?(?!\*)", re.MULTILINE | re.IGNORECASE)
+_UNSAFE = ("'", '"', "`", "UNION", "CALL", "USE ", INDEX, ROW, BATCH)
+"""What keeps a text out of a batch: a literal or a quoted name could hold a ``$`` that is no
+parameter, a ``UNION`` inside ``CALL`` would need an import per branch, nested subqueries and
+our own names are left alone."""
+
+Pending = tuple[Statement, dict[str, Any]]
+
+
+def batchable(text: str) -> bool:
+    """Whether :func:`batched` can rewrite ``text``: none of :data:`_UNSAFE`, and every ``WITH``
+    a clause at a line's start (the batched text carries ``covr_p`` through each of them)."""
+    upper = text.upper()
+    if any(mark in (upper if mark.isupper() else text) for mark in _UNSAFE):
+        return False
+    if re.search(r"^WITH (DISTINCT )?\*", text, re.MULTILINE | re.IGNORECASE):
+        return False
+    return len(_WITH.findall(text)) == len(_WITH_CLAUSE.findall(text))
+
+
+def batched(statement: Statement) -> Statement:
+    """The statement run once per map of ``$covr_batch``: each ``$x`` read as ``covr_p.x`` and
+    ``covr_p`` carried through every ``WITH`` (one value per call, so adding it to a projection,
+    a grouping or a ``DISTINCT`` changes no row)."""
+    inner = _PARAMETER.sub(lambda m: f"{ROW}.{m.group(1)}", statement.text)
+    inner = _WITH_CLAUSE.sub(lambda m: f"WITH {m.group(1) or ''}{ROW}, ", inner)
+    text = (
+        f"UNWIND range(0, size(${BATCH}) - 1) AS {INDEX}\n"
+        f"CALL {{\nWITH {INDEX}\nWITH ${BATCH}[{INDEX}] AS {ROW}\n{inner}\n}}\nRETURN *"
+    )
+    return Statement(name=f"{statement.name} (batched)", text=text)
+
+
+def coalesce(batch: Sequence[Pending]) -> list[Pending]:
+    """Consecutive statements of one batchable text as one batched statement each."""
+    out: list[Pending] = []
+    n = 0
+    while n < len(batch):
+        statement = batch[n][0]
+        end = n + 1
+        while end < len(batch) and batch[end][0].text == statement.text:
+            end += 1
+        if end - n > 1 and batchable(statement.text):
+            out.append((batched(statement), {BATCH: [p for _, p in batch[n:end]]}))
+        else:
+            out.extend(batch[n:end])
+        n = end
+    return out
+
+
+def unbatched(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of a batched statement as the plain statement returns it."""
+    row.pop(INDEX, None)
+    return row
