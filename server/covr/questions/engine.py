@@ -60,6 +60,7 @@ class ImageGenerator:
     def run(self, image_id: str) -> Iterator[Example]:
         """The image's examples in their final order, each as soon as it exists (the service
         streams them while later subgraphs are still being looked up)."""
+        self.provider.refresh()
         try:
             scene = self.provider.scene(image_id)
         except KeyError:
@@ -108,11 +109,15 @@ class ImageGenerator:
 
     def _related(self, image_id: str, g: Subgraph) -> Related:
         o = self.options
-        positives = self.provider.positives(g, o.split, limit=o.positives_limit + 1, seed=o.seed)
-        others = [p for p in positives if p != image_id][: o.positives_limit]
-        distractors = self.provider.distractors(
-            g, o.split, max_distance=o.max_distance, per_signature=o.per_signature, seed=o.seed
+        positives, distractors = self.provider.related(
+            g,
+            o.split,
+            positives_limit=o.positives_limit + 1,
+            max_distance=o.max_distance,
+            per_signature=o.per_signature,
+            seed=o.seed,
         )
+        others = [p for p in positives if p != image_id][: o.positives_limit]
         distractors = [d for d in distractors if d.image_id != image_id]
         return Related(image_id, g, others, distractors)
 

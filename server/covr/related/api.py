@@ -132,6 +132,25 @@ class RelatedProvider(Protocol):
         """Distractor images (DESIGN §5), at most ``per_signature`` per edit signature."""
         ...
 
+    def related(
+        self,
+        g: Subgraph,
+        split: str,
+        *,
+        positives_limit: int,
+        max_distance: int,
+        per_signature: int,
+        seed: int,
+    ) -> tuple[list[str], list[RelatedImage]]:
+        """:meth:`positives` and :meth:`distractors` of ``g`` with the same answers, in one call:
+        the store answers both with one search (half the round trips of two calls)."""
+        ...
+
+    def refresh(self) -> None:
+        """Start a unit of work (one source image): see the store's current generation.
+        Lookups of :meth:`related` inside it may skip their own check."""
+        ...
+
 
 def as_subgraph(g: Subgraph | str) -> Subgraph:
     """A subgraph from itself or its key (the lookup's public methods take either)."""

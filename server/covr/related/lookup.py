@@ -240,13 +240,19 @@ class RelatedLookup:
         seed: int = 0,
         offset: int = 0,
         presence: bool = True,
+        refresh: bool = True,
     ) -> RelatedResult:
-        """Positives and distractors of ``g`` (see docs/related.md §1 for every argument)."""
+        """Positives and distractors of ``g`` (see docs/related.md §1 for every argument).
+
+        ``refresh=False`` skips the store-generation query when this lookup has seen one
+        already: for a caller that called :meth:`refresh` at the start of its unit of work
+        (the question engine, once per source image, instead of once per subgraph)."""
         subgraph = as_subgraph(g)
         per_signature = self._resolve(per_signature, self.settings.related_per_signature)
         positives_limit = self._resolve(positives_limit, self.settings.related_positives)
         check_args(max_distance, per_signature, limit, positives_limit, seed, offset, split)
-        self._refresh_generation()
+        if refresh or self._generation is None:
+            self._refresh_generation()
         with self._lock.shared():
             key = (
                 subgraph.key,

@@ -108,6 +108,25 @@ class InMemoryRelated:
             cached = self._cache.put(key, found)
         return list(cached)
 
+    def related(
+        self,
+        g: Subgraph,
+        split: str,
+        *,
+        positives_limit: int,
+        max_distance: int,
+        per_signature: int,
+        seed: int,
+    ) -> tuple[list[str], list[RelatedImage]]:
+        positives = self.positives(g, split, limit=positives_limit, seed=seed)
+        distractors = self.distractors(
+            g, split, max_distance=max_distance, per_signature=per_signature, seed=seed
+        )
+        return positives, distractors
+
+    def refresh(self) -> None:
+        """Nothing to check: the scenes are held in memory."""
+
     def _positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
         names = [(p.kind, name_at(g, p)) for p in positions(g)]
         rng = random.Random(stable_seed(seed, "positives", g.key, split))

@@ -71,6 +71,13 @@ class StoreRelated:
                 ]
             )
 
+    def remember(self) -> None:
+        """Keep what this process learned for the next one: the exclusivity model's pair scores
+        (:mod:`covr.models.pair_memo`; ``covr generate`` calls it at the end of a run)."""
+        remember = getattr(self.lookup.exclusivity, "remember_pairs", None)
+        if callable(remember):
+            remember()
+
     def refresh(self) -> None:
         """Check the store generation once (one query); drops cached scene graphs if it moved."""
         self.lookup.refresh()
@@ -93,3 +100,31 @@ class StoreRelated:
             seed=seed,
         )
         return [RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors]
+
+    def related(
+        self,
+        g: Subgraph,
+        split: str,
+        *,
+        positives_limit: int,
+        max_distance: int,
+        per_signature: int,
+        seed: int,
+    ) -> tuple[list[str], list[RelatedImage]]:
+        """One search for both: the positives are the search's own positive state, sampled
+        from the same seeded stream as a positives-only lookup, so the answers equal those of
+        :meth:`positives` and :meth:`distractors` (the question tests compare the outputs).
+        The store generation was checked by :meth:`refresh` at the start of the image."""
+        result = self.lookup.related(
+            g,
+            split=split,
+            max_distance=max_distance,
+            per_signature=per_signature,
+            positives_limit=positives_limit,
+            seed=seed,
+            refresh=False,
+        )
+        distractors = [
+            RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors
+        ]
+        return sorted(result.positives), distractors
