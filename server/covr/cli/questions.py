@@ -235,6 +235,7 @@ def _generate_from_store(
             fail(str(exc), EXIT_BAD_INPUT)
         provider.prepare()  # vocabularies and the model's per-term work, once, before any fork
         _write_generated(provider, options, ids, workers or settings.questions_workers, out, quiet)
+        provider.remember()  # the model's pair scores, for the next run over this store
 
 
 def _serving_lookup(store: Any, settings: Any) -> tuple[Any, bool]:

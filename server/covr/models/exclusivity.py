@@ -23,6 +23,7 @@ from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
 from covr.models.lexical import LexicalTable, table_path, write_table
 from covr.models.onnx_io import OnnxHead
+from covr.models.pair_memo import memo_path, read_pairs, write_pairs
 from covr.models.terms import (
     NODE_TYPES,
     ModelType,
@@ -66,6 +67,7 @@ class OnnxExclusivity:
         self._cache: dict[tuple[ModelType, str, str], float] = {}
         self._max_pairs = max_pairs
         self._load()
+        self._remembered = self._read_remembered()
 
     def _load(self) -> None:
         head = OnnxHead(self.path, threads=self._threads)
@@ -168,6 +170,37 @@ class OnnxExclusivity:
             return False
         return True
 
+    def _memo_path(self) -> Path | None:
+        if self._learned is None:
+            return None
+        return memo_path(self._learned[0], self.path.stem, self.version)
+
+    def _read_remembered(self) -> int:
+        """Fill the score cache from the scores earlier processes remembered (:mod:`pair_memo`);
+        the number read."""
+        path = self._memo_path()
+        if path is None or self._learned is None:
+            return 0
+        pairs = read_pairs(path, self.version, FEATURES_VERSION, self._learned[1])
+        for key in itertools.islice(pairs, self._max_pairs):
+            self._cache[key] = pairs[key]
+        return min(len(pairs), self._max_pairs)
+
+    def remember_pairs(self) -> bool:
+        """Write the scores cached now for the next process (``covr generate`` calls it at the
+        end of a run); True when a file was written. Nothing new since the read: no write."""
+        path = self._memo_path()
+        if path is None or self._learned is None:
+            return False
+        with self._lock:
+            pairs = dict(self._cache)
+        if len(pairs) <= self._remembered:
+            return False
+        written = write_pairs(path, pairs, self.version, FEATURES_VERSION, self._learned[1])
+        if written:
+            self._remembered = len(pairs)
+        return written
+
     def refresh(self) -> bool:
         """Re-read the file; drop the score cache if its model version changed (then True)."""
         with self._lock:
@@ -175,6 +208,7 @@ class OnnxExclusivity:
             self._load()
             if self.version != old:
                 self._cache.clear()
+                self._remembered = self._read_remembered()
                 return True
             return False
 

@@ -65,6 +65,12 @@ class ModelExclusivity:
         if callable(prime):
             prime(terms)
 
+    def remember_pairs(self) -> None:
+        """Keep the model's pair scores for the next process (models that can)."""
+        remember = getattr(self.model, "remember_pairs", None)
+        if callable(remember):
+            remember()
+
 
 ScenesOf = Callable[[Sequence[str]], Mapping[str, SceneGraph]]
 """Reads the scene graphs of several images at once (absent ids left out)."""

@@ -124,6 +124,8 @@ def test_generate_command_reads_the_store(tmp_path_factory: pytest.TempPathFacto
         assert rows
         assert all(r["split"] == "val" for r in rows)
         files[name] = path.read_bytes()
+    # the store run kept the model's pair scores, the default run read them: the same bytes
+    assert list((data_dir / "models").glob("*.pair-scores.npz"))
     assert files["default"] == files["store"]
     assert files["default"] != files["memory"]
     assert files["default"] != files["word-lists"]
