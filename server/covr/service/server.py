@@ -147,6 +147,8 @@ class Service:
         self._stopped.set()
         self.health.enter_graceful_shutdown()
         self.server.stop(self.settings.service_grace_s if grace is None else grace).wait()
+        # the exclusivity scores this server computed, for its next start (docs/models.md)
+        self.rooms.questions.remember()
         if self._metrics_http is not None:
             self._metrics_http.shutdown()
         if self.owns_store:

@@ -549,3 +549,25 @@ def test_store_down_is_unavailable_and_not_serving(tmp_path: Path) -> None:
         if falkordb.poll() is None:
             falkordb.kill()
             falkordb.wait()
+
+
+def test_a_stopped_server_keeps_its_pair_scores_for_the_next_start(tmp_path: Path) -> None:
+    """A graceful stop writes the exclusivity scores the server computed (docs/models.md, *Pair
+    scores remembered between processes*); the next server on the data folder starts with them,
+    so its first lookups do not score the vocabulary again."""
+    from covr.models.exclusivity import OnnxExclusivity
+
+    def model_of(server: TestServer) -> OnnxExclusivity:
+        model = getattr(server.service.rooms.related.exclusivity, "model", None)
+        assert isinstance(model, OnnxExclusivity), "the server runs without the exclusivity model"
+        return model
+
+    with running_server(data_dir=tmp_path) as first:
+        image = first.service.rooms.related.image_ids("val")[0]
+        with first.client(timeout=60) as client:
+            assert list(client.find_related_images(image_id=image, max_subgraphs=2))
+        scored = model_of(first).cache_size
+        assert scored > 0
+    assert list((tmp_path / "models").glob("*.pair-scores.npz"))
+    with running_server(data_dir=tmp_path) as second:
+        assert model_of(second).cache_size >= scored
