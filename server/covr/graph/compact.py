@@ -48,8 +48,11 @@ def decode_value(cell: Sequence[Any]) -> Any:
         return _text(raw)
     if kind == INTEGER:
         return int(raw)
-    if kind == ARRAY:
-        return [decode_value(item) for item in raw]
+    if kind == ARRAY:  # lists of names are most arrays: strings taken without a call
+        return [
+            item[1] if item[0] == STRING and type(item[1]) is str else decode_value(item)
+            for item in raw
+        ]
     if kind == NULL:
         return None
     if kind == BOOLEAN:
