@@ -322,8 +322,10 @@ def loaded_store(backend: str, path: Path, args: argparse.Namespace) -> Iterator
         store.close()
 
 
-def run_child(shim: Path, env: dict[str, str], request: dict[str, Any]) -> dict[str, Any]:
-    full = {**os.environ, **env, "PYTHONPATH": str(shim)}
+def run_child(
+    shim: Path, env: dict[str, str], request: dict[str, Any], extra: str = ""
+) -> dict[str, Any]:
+    full = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(p for p in (extra, str(shim)) if p)}
     full.pop("COVR_GRAPH_URI", None)
     done = subprocess.run(
         [sys.executable, "-c", "import benchmarks.bench_reads as b; b.child_main()"],
@@ -381,6 +383,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100, help="Related lookups (0: none).")
     parser.add_argument("--old", default="", help="Old revision (empty: only --new).")
     parser.add_argument("--new", default=WORKTREE, help="New revision, or WORKTREE.")
+    parser.add_argument(
+        "--new-path",
+        default="",
+        help="A folder put first on the new version's import path (e.g. a driver build).",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument("--seed", type=int, default=1)
@@ -428,7 +435,10 @@ def main() -> None:
                     order = labels if round_no % 2 == 0 else labels[::-1]
                     for label in order:
                         before = load_average()
-                        result = run_child(shims[label], env, {**request, "pid": env["BENCH_PID"]})
+                        extra = args.new_path if label == "new" else ""
+                        result = run_child(
+                            shims[label], env, {**request, "pid": env["BENCH_PID"]}, extra
+                        )
                         row = {**flatten(result), "load_average": before}
                         runs[backend][label].append(row)
                         say(f"[{backend} {label} {round_no + 1}] {json.dumps(row)}")

@@ -8,13 +8,15 @@ a round trip and a statement for the server to set up; a round of five branches 
 Consecutive statements of one text become one::
 
     UNWIND range(0, size($covr_batch) - 1) AS covr_n
-    CALL { WITH covr_n WITH $covr_batch[covr_n] AS covr_p <the text, $x read as covr_p.x> }
+    CALL (covr_n) { WITH $covr_batch[covr_n] AS covr_p <the text, $x read as covr_p.x> }
     RETURN *
 
 The subquery runs once per parameter map, in order, so the rows are those of the statements one
 after another (plus ``covr_n``, dropped). Every value is still a parameter (``$covr_batch``, a
 list of the statements' parameter maps), and the wrapped text is cached like any other: one plan
-per branch text, whatever the number of branches.
+per branch text, whatever the number of branches. ``CALL (covr_n) {...}``, the scoped form of
+Neo4j 5.23 and later (the pinned 5.26 included): the importing ``WITH`` form is deprecated there,
+and each run of it came back with a deprecation notification that the driver logs as a warning.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def batched(statement: Statement) -> Statement:
     inner = _WITH_CLAUSE.sub(lambda m: f"WITH {m.group(1) or ''}{ROW}, ", inner)
     text = (
         f"UNWIND range(0, size(${BATCH}) - 1) AS {INDEX}\n"
-        f"CALL {{\nWITH {INDEX}\nWITH ${BATCH}[{INDEX}] AS {ROW}\n{inner}\n}}\nRETURN *"
+        f"CALL ({INDEX}) {{\nWITH ${BATCH}[{INDEX}] AS {ROW}\n{inner}\n}}\nRETURN *"
     )
     return Statement(name=f"{statement.name} (batched)", text=text)
 

@@ -10,7 +10,7 @@ TEXT = "UNWIND $b0_ids AS image_id\nMATCH (i:Image {id: image_id})\nWITH i\nRETU
 
 def test_parameters_become_fields_of_the_row_map_carried_through_every_with() -> None:
     text = batched(Statement("s", TEXT)).text
-    assert text.startswith(f"UNWIND range(0, size(${BATCH}) - 1) AS covr_n\nCALL {{")
+    assert text.startswith(f"UNWIND range(0, size(${BATCH}) - 1) AS covr_n\nCALL (covr_n) {{\n")
     assert "UNWIND covr_p.b0_ids AS image_id" in text
     assert "\nWITH covr_p, i\n" in text
     assert text.count("$") == 2  # only $covr_batch is left a parameter
