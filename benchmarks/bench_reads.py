@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -45,8 +46,11 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGES = {"covr": "server/covr", "covr_cypher": "cypher", "covr_loaders": "loaders/covr_loaders"}
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_plan_cache import PACKAGES, REPO, git
+
 WORKTREE = "WORKTREE"
 """``--new``/``--old`` value naming the working tree itself (uncommitted changes included)."""
 SPLIT = "val"
@@ -89,13 +93,11 @@ class Meter:
     def _sent(self, batch: list[Any]) -> int:
         """Statements the server gets for one ``read_many`` (fewer where the backend sends
         several of one text as one: ``covr.graph.neo4j_batch``, when the version has it)."""
-        if getattr(self.store.backend, "dialect", "") != "neo4j":
-            return len(batch)
-        try:
-            from covr.graph.neo4j_batch import coalesce
-            from covr.graph.store import as_statement
-        except ImportError:
-            return len(batch)
+        if "coalesce(" not in inspect.getsource(type(self.store).read_many):
+            return len(batch)  # this version's backend sends every statement
+        from covr.graph.neo4j_batch import coalesce
+        from covr.graph.store import as_statement
+
         return len(coalesce([(as_statement(q), dict(p)) for q, p in batch]))
 
     @contextmanager
@@ -243,11 +245,6 @@ def child(request: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- parent
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
 @contextmanager
 def version(rev: str, work: Path, label: str) -> Iterator[Path]:
     """A folder whose packages are ``rev``'s (a detached worktree) or the working tree's."""
@@ -286,10 +283,9 @@ def backend_env(backend: str, data_dir: Path, args: argparse.Namespace) -> dict[
 @contextmanager
 def loaded_store(backend: str, path: Path, args: argparse.Namespace) -> Iterator[dict[str, str]]:
     """The backend's server over a data directory holding ``path`` (loaded once, kept)."""
+    from benchmarks.bench_backends import phase_load
     from covr.graph import open_store
     from covr.settings import Settings
-    from covr_loaders.jobs import gqa_job
-    from covr_loaders.writer import run_load
 
     data_dir = args.work / f"{backend}-{path.parent.name}"
     env = backend_env(backend, data_dir, args)
@@ -304,18 +300,7 @@ def loaded_store(backend: str, path: Path, args: argparse.Namespace) -> Iterator
     marker = data_dir / "loaded.json"
     try:
         if not marker.exists():
-            store.apply_schema()
-            started = time.perf_counter()
-            summary = run_load(
-                store,
-                gqa_job([path], SPLIT, settings),
-                data_dir=settings.data_dir,
-                batch_images=settings.load_batch_images,
-                writers=settings.load_writers,
-            )
-            marker.write_text(
-                json.dumps({"images": summary.images, "s": time.perf_counter() - started})
-            )
+            marker.write_text(json.dumps(phase_load(store, path, settings)))
         state = store.server.read_state()  # type: ignore[attr-defined]
         yield {**env, "BENCH_PID": str(state.pid)}
     finally:

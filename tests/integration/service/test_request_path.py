@@ -22,8 +22,9 @@ What is not counted as a stop, and why (each entry is a decision, not a convenie
   same way around every RPC (docs/architecture.md: "not part of any request's own path").
 - :data:`STORE_STOP`: the graph store counts as one stop: ``covr/graph/store.py`` (the interface
   every room calls) together with the backend module behind it (``falkor.py`` here,
-  ``neo4j_backend.py`` on Neo4j) and FalkorDB's private codecs (``params.py``: parameters as
-  text, ``compact.py``: compact replies), which only the backend calls. The statement catalog
+  ``neo4j_backend.py`` on Neo4j) and the backends' private helpers (FalkorDB's ``params.py``:
+  parameters as text, ``compact.py``: compact replies; Neo4j's ``neo4j_batch.py``: a round's
+  statements of one text as one), which only the backend calls. The statement catalog
   (``graph/catalog.py``) and the name statistics (``graph/name_stats.py``) are counted.
 
 Background threads of the server (:data:`BACKGROUND_THREADS`: the health watcher, the model
@@ -60,6 +61,7 @@ RPC_FRAME = {"covr.service.interceptors", "covr.service.deadline", "covr.service
 STORE_STOP = {
     "covr.graph.falkor": "covr.graph.store",
     "covr.graph.neo4j_backend": "covr.graph.store",
+    "covr.graph.neo4j_batch": "covr.graph.store",
     "covr.graph.params": "covr.graph.store",
     "covr.graph.compact": "covr.graph.store",
 }
