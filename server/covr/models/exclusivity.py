@@ -170,10 +170,10 @@ class OnnxExclusivity:
             return False
         return True
 
-    def _memo_path(self) -> Path | None:
+    def _memo_path(self, folder: Path | None = None) -> Path | None:
         if self._learned is None:
             return None
-        return memo_path(self._learned[0], self.path.stem, self.version)
+        return memo_path(folder or self._learned[0], self.path.stem, self.version)
 
     def _read_remembered(self) -> int:
         """Fill the score cache from the scores earlier processes remembered (:mod:`pair_memo`);
@@ -186,15 +186,19 @@ class OnnxExclusivity:
             self._cache[key] = pairs[key]
         return min(len(pairs), self._max_pairs)
 
-    def remember_pairs(self) -> bool:
+    def remember_pairs(self, folder: Path | None = None) -> bool:
         """Write the scores cached now for the next process (``covr generate`` calls it at the
-        end of a run); True when a file was written. Nothing new since the read: no write."""
-        path = self._memo_path()
+        end of a run); True when a file was written. Nothing new since the read: no write.
+
+        ``folder`` is the caller's data folder for models: one model object serves every store
+        of its process (it is loaded once per file), so the folder it was first opened for
+        may belong to another data directory (a test session's earlier store)."""
+        path = self._memo_path(folder)
         if path is None or self._learned is None:
             return False
         with self._lock:
             pairs = dict(self._cache)
-        if len(pairs) <= self._remembered:
+        if folder is None and len(pairs) <= self._remembered:
             return False
         written = write_pairs(path, pairs, self.version, FEATURES_VERSION, self._learned[1])
         if written:

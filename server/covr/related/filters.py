@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from covr import models
@@ -65,11 +66,11 @@ class ModelExclusivity:
         if callable(prime):
             prime(terms)
 
-    def remember_pairs(self) -> None:
-        """Keep the model's pair scores for the next process (models that can)."""
+    def remember_pairs(self, folder: Path) -> None:
+        """Keep the model's pair scores in ``folder`` for the next process (models that can)."""
         remember = getattr(self.model, "remember_pairs", None)
         if callable(remember):
-            remember()
+            remember(folder)
 
 
 ScenesOf = Callable[[Sequence[str]], Mapping[str, SceneGraph]]

@@ -76,7 +76,7 @@ class StoreRelated:
         (:mod:`covr.models.pair_memo`; ``covr generate`` calls it at the end of a run)."""
         remember = getattr(self.lookup.exclusivity, "remember_pairs", None)
         if callable(remember):
-            remember()
+            remember(self.lookup.settings.data_dir / "models")
 
     def refresh(self) -> None:
         """Check the store generation once (one query); drops cached scene graphs if it moved."""

@@ -56,7 +56,7 @@ NO_SEEK: dict[str, str] = {
     "schema/neo4j/constraints": "DDL",
     "schema/neo4j/indexes": "DDL",
     "admin/neo4j/await_indexes": "a procedure call (db.awaitIndexes)",
-    "admin/neo4j/clear_query_caches": "a procedure call (db.clearQueryCaches)",
+    "admin/neo4j/clear_query_caches": "a procedure call (db.prepareForReplanning)",
     "admin/neo4j/index_states": "SHOW INDEXES",
     "admin/ping": "RETURN 1",
     # writes that only create
