@@ -198,10 +198,11 @@ class OnnxExclusivity:
             return False
         with self._lock:
             pairs = dict(self._cache)
-        if folder is None and len(pairs) <= self._remembered:
+        own = path == self._memo_path()  # the file it read at opening
+        if own and len(pairs) <= self._remembered:
             return False
         written = write_pairs(path, pairs, self.version, FEATURES_VERSION, self._learned[1])
-        if written:
+        if written and own:
             self._remembered = len(pairs)
         return written
 
