@@ -52,12 +52,17 @@ def batchable(text: str) -> bool:
     return len(_WITH.findall(text)) == len(_WITH_CLAUSE.findall(text))
 
 
+def _per_map(text: str) -> str:
+    """``text`` reading its parameters from the map ``covr_p``: each ``$x`` read as
+    ``covr_p.x`` and ``covr_p`` carried through every ``WITH`` (one value per call, so adding it
+    to a projection, a grouping or a ``DISTINCT`` changes no row)."""
+    inner = _PARAMETER.sub(lambda m: f"{ROW}.{m.group(1)}", text)
+    return _WITH_CLAUSE.sub(lambda m: f"WITH {m.group(1) or ''}{ROW}, ", inner)
+
+
 def batched(statement: Statement) -> Statement:
-    """The statement run once per map of ``$covr_batch``: each ``$x`` read as ``covr_p.x`` and
-    ``covr_p`` carried through every ``WITH`` (one value per call, so adding it to a projection,
-    a grouping or a ``DISTINCT`` changes no row)."""
-    inner = _PARAMETER.sub(lambda m: f"{ROW}.{m.group(1)}", statement.text)
-    inner = _WITH_CLAUSE.sub(lambda m: f"WITH {m.group(1) or ''}{ROW}, ", inner)
+    """The statement run once per map of ``$covr_batch`` (:func:`_per_map`)."""
+    inner = _per_map(statement.text)
     text = (
         f"UNWIND range(0, size(${BATCH}) - 1) AS {INDEX}\n"
         f"CALL ({INDEX}) {{\nWITH ${BATCH}[{INDEX}] AS {ROW}\n{inner}\n}}\nRETURN *"
@@ -86,3 +91,71 @@ def unbatched(row: dict[str, Any]) -> dict[str, Any]:
     """A row of a batched statement as the plain statement returns it."""
     row.pop(INDEX, None)
     return row
+
+
+CHECK = "covr_check"
+SKIP = "covr_skip"
+_RETURN = re.compile(r"^RETURN (?!\*)(.+)$", re.MULTILINE)
+_ALIAS = re.compile(r"\bAS ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def returned(text: str) -> list[str]:
+    """The column names of a statement's last ``RETURN`` (every item aliased with ``AS``)."""
+    found = _RETURN.findall(text)
+    columns = _ALIAS.findall(found[-1]) if found else []
+    if not columns:
+        raise ValueError("the statement must end with a RETURN of aliased columns")
+    return columns
+
+
+def then_check(first: Sequence[Pending], check: Pending, *, ids: str, skip_tag: int) -> Pending:
+    """``first`` (one statement, or several of one text) and then ``check`` over the images its
+    rows name, as one statement: the rows of ``first``, then those of ``check`` run once with its
+    list ``$<ids>`` set to the distinct ``image_id`` of ``first``'s rows whose ``tag`` is not
+    ``skip_tag``.
+
+    Why: a related lookup's round verified its candidates and then, in a second statement,
+    checked the images with a hit for a relaxed copy of the subgraph; on Neo4j each statement
+    is a round trip and ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path").
+    The check here reads only the images the first part returned rows for (the hits are among
+    them), so no image is checked that the two statements would not have checked, save those
+    whose rows the lookup then decodes to no hit. Every value is still a parameter
+    (``$covr_check``: the check's map, ``$covr_skip``), and the text depends on the two texts
+    only: one plan per shape. Both parts must return the same columns, ``image_id`` and
+    ``tag`` among them; ``check`` must be :func:`batchable`.
+    """
+    merged = coalesce(list(first))
+    if len(merged) != 1:
+        raise ValueError("then_check: the first part must be one statement text")
+    head, head_params = merged[0]
+    statement, params = check
+    columns = returned(first[0][0].text)
+    if returned(statement.text) != columns or not {"image_id", "tag"} <= set(columns):
+        raise ValueError("then_check: both parts must return the same columns, image_id and tag")
+    if not batchable(statement.text) or ids not in params:
+        raise ValueError(f"then_check: {statement.name} cannot take ${ids} from the rows")
+    as_map = ", ".join(f"{c}: {c}" for c in columns)
+    out = ", ".join(f"covr_r.{c} AS {c}" for c in columns)
+    text = "\n".join(
+        [
+            f"CALL () {{\n{head.text}\n}}",
+            f"WITH collect({{{as_map}}}) AS covr_rows",
+            "CALL (covr_rows) {",
+            "UNWIND covr_rows AS covr_r",
+            f"WITH covr_r WHERE covr_r.tag <> ${SKIP}",
+            "RETURN collect(DISTINCT covr_r.image_id) AS covr_ids",
+            "}",
+            "CALL (covr_ids) {",
+            "CALL (covr_ids) {",
+            f"WITH ${CHECK} AS covr_c, covr_ids",
+            f"WITH covr_c {{.*, {ids}: covr_ids}} AS {ROW}",
+            _per_map(statement.text),
+            "}",
+            f"RETURN collect({{{as_map}}}) AS covr_checked",
+            "}",
+            "UNWIND covr_rows + covr_checked AS covr_r",
+            f"RETURN {out}",
+        ]
+    )
+    merged_params = {**head_params, CHECK: params, SKIP: skip_tag}
+    return Statement(name=f"{first[0][0].name} (then checked)", text=text), merged_params

@@ -12,7 +12,8 @@ How (docs/related.md §3 has the long version):
    has enough results or its pool is exhausted. After round 1 a signature with a large pool may
    switch to an exact, index-started match of its images (:meth:`Search._go_direct`).
 3. **Exclusion.** Images that produced a distractor row are checked once for an overlap-relaxed
-   copy of ``g`` (which includes ``g`` itself).
+   copy of ``g`` (which includes ``g`` itself): on Neo4j in the round's own statement
+   (:func:`covr.graph.neo4j_batch.then_check`), on FalkorDB by a second one.
 4. **Exactness.** Every row is decoded again with the exclusivity model (:mod:`covr.related.names`);
    the Cypher rules are only prefilters.
 """
@@ -24,12 +25,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from covr.graph.store import GraphStore, Row
+from covr.graph.neo4j_batch import then_check
+from covr.graph.store import GraphStore, Row, as_statement
 from covr.related.api import Distractor, PresenceFilter, RelatedResult
 from covr.related.cypher_path import (
+    NEVER,
     AnchoredBranch,
     Branch,
     CombinedBranch,
@@ -56,6 +60,11 @@ Verified = dict[str, tuple[bool, dict[str, set[Subgraph]]]]
 """Per image: whether it is a positive, and its concrete ``g'`` per signature."""
 Hits = dict[int, dict[str, set[Subgraph]]]
 """Per state index: image id -> concrete ``g'`` found in it this round."""
+RELAXED_TAG = -1
+"""The tag of the exclusion check's rows when they come with a round's own (tags 0, 1, ...)."""
+CHECK_IN_ROUND = True
+"""Whether a Neo4j round checks exclusion in its own statement (:meth:`Search._checks`); off,
+the check is a statement of its own as on FalkorDB (the tests compare the two)."""
 
 
 @dataclass(frozen=True)
@@ -206,10 +215,11 @@ class Search:
         batches = self._take_batches()
         if not batches:
             return False
+        check = self._checks(batches)
         if self.combined:
-            hits, positive_ids = self._verify_combined(batches)
+            hits, positive_ids = self._verify_combined(batches, check)
         else:
-            hits, positive_ids = self._verify_per_signature(batches)
+            hits, positive_ids = self._verify_per_signature(batches, check)
         self._exclude_relaxed(hits)
         candidates = self._candidates(batches, hits)
         self._record(batches, candidates, positive_ids)
@@ -245,6 +255,15 @@ class Search:
                 continue
             batches[n] = ids
         return batches
+
+    def _checks(self, batches: dict[int, list[str]]) -> bool:
+        """Whether this round checks exclusion in its verifying statement: on Neo4j, when it
+        verifies distractor candidates. Why: there every statement is a Bolt round trip with
+        ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path"), and the check,
+        a second statement that waited for the hits, made a round two. FalkorDB keeps the
+        second statement: one call there costs ~0.3 ms, and it plans the nested form no
+        better (not measured)."""
+        return CHECK_IN_ROUND and self.store.backend.dialect == "neo4j" and any(n for n in batches)
 
     def _exclude_relaxed(self, hits: Hits) -> None:
         unknown = sorted({i for per in hits.values() for i in per} - self.relaxed_known.keys())
@@ -345,14 +364,40 @@ class Search:
             return self.store.read_many(anchored_query([branch]) for branch in branches)
         return self.store.read(*anchored_query(branches))
 
-    def _verify_per_signature(self, batches: dict[int, list[str]]) -> tuple[Hits, set[str]]:
-        """One exact branch per signature over its own batch (``UNION ALL``): the concrete
-        ``g'`` per branch and image, and the positives."""
+    def _checked(self, first: list[tuple[str, dict[str, Any]]], skip_tag: int) -> list[Row]:
+        """``first``'s rows, then the exclusion check of the images they name but for tag
+        ``skip_tag`` (one Neo4j statement: :func:`covr.graph.neo4j_batch.then_check`); those
+        images' exclusion is recorded, and the check's rows are not returned."""
+        check = union_query(self._relaxed_branches([NEVER]))
+        statement = then_check(
+            [(as_statement(q), p) for q, p in first],
+            (as_statement(check[0]), check[1]),
+            ids="b0_ids",
+            skip_tag=skip_tag,
+        )
+        rows: list[Row] = []
+        relaxed: list[Row] = []
+        for row in self.store.read(*statement):
+            (relaxed if int(row["tag"]) == RELAXED_TAG else rows).append(row)
+        named = {str(r["image_id"]) for r in rows if int(r["tag"]) != skip_tag}
+        self._note_relaxed(sorted(named), relaxed)
+        return rows
+
+    def _verify_per_signature(
+        self, batches: dict[int, list[str]], check: bool
+    ) -> tuple[Hits, set[str]]:
+        """One exact branch per signature over its own batch (``UNION ALL``), with the
+        exclusion check when ``check`` (:meth:`_checks`): the concrete ``g'`` per branch and
+        image, and the positives."""
         g = self.g
         branches = [Branch(g, self.states[n].rules, ids, n) for n, ids in batches.items()]
         hits: Hits = defaultdict(lambda: defaultdict(set))
         positives: set[str] = set()
-        for row in self._read_branches(branches):
+        if check:
+            rows = self._checked([union_query([b]) for b in branches], skip_tag=0)
+        else:
+            rows = self._read_branches(branches)
+        for row in rows:
             n = int(row["tag"])
             image_id = str(row["image_id"])
             if n == 0:
@@ -364,11 +409,12 @@ class Search:
                 hits[n][image_id].add(concrete)
         return hits, positives
 
-    def _verify_combined(self, batches: dict[int, list[str]]) -> tuple[Hits, set[str]]:
-        """The combined branch over the images not verified yet; hits and positives of every
-        state's batch from what is known per image."""
+    def _verify_combined(self, batches: dict[int, list[str]], check: bool) -> tuple[Hits, set[str]]:
+        """The combined branch over the images not verified yet (with the exclusion check
+        when ``check``); hits and positives of every state's batch from what is known per
+        image."""
         fresh = sorted({i for ids in batches.values() for i in ids} - self.verified.keys())
-        self._verify(fresh)
+        self._verify(fresh, check)
         verified = self.verified
         positive_ids = {i for ids in batches.values() for i in ids if verified[i][0]}
         hits: Hits = {}
@@ -377,9 +423,10 @@ class Search:
             hits[n] = {i: verified[i][1][sig] for i in ids if sig in verified[i][1]}
         return hits, positive_ids
 
-    def _verify(self, image_ids: list[str]) -> None:
+    def _verify(self, image_ids: list[str], check: bool = False) -> None:
         """Match ``g`` with up to ``max_distance`` edits in these images, one combined query per
-        batch; record per image whether it is a positive and its concrete ``g'`` per signature."""
+        batch (each with the exclusion check of the images it returns rows for, when ``check``);
+        record per image whether it is a positive and its concrete ``g'`` per signature."""
         g, step = self.g, self.settings.related_batch_max
         max_distance = self.request.max_distance
         nothing: tuple[bool, dict[str, set[Subgraph]]] = (False, {})
@@ -387,10 +434,10 @@ class Search:
         found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {}
         for start in range(0, len(image_ids), step):
             chunk = image_ids[start : start + step]
-            query, params = combined_query(
-                CombinedBranch(g, self.combined_rules, max_distance, chunk)
-            )
-            for row in self.store.read(query, params):
+            query = combined_query(CombinedBranch(g, self.combined_rules, max_distance, chunk))
+            # every combined row is tag 0: RELAXED_TAG as the skip tag checks all their images
+            rows = self._checked([query], RELAXED_TAG) if check else self.store.read(*query)
+            for row in rows:
                 image_id = str(row["image_id"])
                 positive, per = found.get(image_id) or (False, defaultdict(set))
                 for changes in embeddings(g, row, max_distance, self.names.exclusive):
@@ -403,17 +450,36 @@ class Search:
                 found[image_id] = (positive, per)
         self.verified.update({i: (pos, dict(per)) for i, (pos, per) in found.items()})
 
-    def _relaxed_images(self, image_ids: list[str]) -> set[str]:
-        """The images among ``image_ids`` that hold ``g`` or an overlap-relaxed copy of it."""
-        excluded: set[str] = set()
+    def _relaxed_branches(self, image_ids: list[str]) -> list[Branch]:
+        """The exclusion check of ``image_ids`` as branches (tag :data:`RELAXED_TAG`), one per
+        ``COVR_RELATED_BATCH_MAX`` ids: ``g``'s shape with the overlap-relaxed rules."""
         step = self.settings.related_batch_max
-        for start in range(0, len(image_ids), step):
-            branch = Branch(self.g, self.relaxed_rules, image_ids[start : start + step], 0)
-            query, params = union_query([branch])
-            for row in self.store.read(query, params):
-                image_id = str(row["image_id"])
-                if image_id not in excluded and is_relaxed_row(self.g, row, self.names.exclusive):
-                    excluded.add(image_id)
+        return [
+            Branch(self.g, self.relaxed_rules, image_ids[start : start + step], RELAXED_TAG)
+            for start in range(0, len(image_ids), step)
+        ]
+
+    def _relaxed_of(self, rows: Iterable[Row]) -> set[str]:
+        """The images of the exclusion check's ``rows`` that hold a relaxed copy of ``g``."""
+        excluded: set[str] = set()
+        for row in rows:
+            image_id = str(row["image_id"])
+            if image_id not in excluded and is_relaxed_row(self.g, row, self.names.exclusive):
+                excluded.add(image_id)
+        return excluded
+
+    def _note_relaxed(self, image_ids: list[str], rows: list[Row]) -> None:
+        """Record the exclusion of images checked with a round (``rows``: the check's rows)."""
+        excluded = self._relaxed_of(rows)
+        for image_id in image_ids:
+            self.relaxed_known[image_id] = image_id in excluded
+
+    def _relaxed_images(self, image_ids: list[str]) -> set[str]:
+        """The images among ``image_ids`` that hold ``g`` or an overlap-relaxed copy of it
+        (one statement per ``COVR_RELATED_BATCH_MAX`` ids, as before on every backend)."""
+        excluded: set[str] = set()
+        for branch in self._relaxed_branches(image_ids):
+            excluded |= self._relaxed_of(self.store.read(*union_query([branch])))
         return excluded
 
     # -- direct matches --------------------------------------------------------------------------
