@@ -1,3 +1,4 @@
 // fragment of the related-image match builder (covr.related.cypher_path); placeholders {{name}} take identifiers or rendered fragments
 // summary: one position's name under its rule, whatever the rule: names in $in pass; when $open, so does any name outside $out (covr.related.cypher_path.MEMBERSHIP; the text never depends on the rule)
-({{v}}.name IN ${{inc}} OR (${{open}} AND NOT {{v}}.name IN ${{exc}}))
+// why toString: the node is reached by a walk from an image or from the anchor's index seek, never looked up by its name; a bare `n.name IN $list` lets Neo4j plan an index scan of every Relation or Object per row of the walk (a NodeHashJoin under an Apply) when its statistics say the store is tiny, which ran a 300-image lookup past the 30 s query timeout after a clear and a reload; a name inside a function call is never index-backed (on either backend)
+(toString({{v}}.name) IN ${{inc}} OR (${{open}} AND NOT toString({{v}}.name) IN ${{exc}}))

@@ -102,6 +102,9 @@ class GraphStore(ABC):
     """Read, write, batch-write, schema, health, close: all the rest of the service needs."""
 
     backend: Backend
+    location: str
+    """Where the server is (a socket path, ``host:port`` or a Bolt URI), for messages and for
+    what a process remembers per server."""
 
     @abstractmethod
     def read(

@@ -107,3 +107,27 @@ def test_images_written_outside_a_load_make_the_next_load_recount(
     )
     assert not summary.stats_incremental
     assert_exact(store)
+
+
+def test_a_cleared_store_reloaded_much_larger_drops_the_old_plans(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cleared store has no statistics node; the last count this process stamped stands in."""
+    forgotten: list[int] = []
+    real = store.forget_plans
+
+    def counting() -> None:
+        forgotten.append(1)
+        real()  # the server's plans are really dropped (a no-op on FalkorDB)
+
+    monkeypatch.setattr(store, "forget_plans", counting)
+    small = list(synthetic.generate(10, seed=3, split="val"))
+    large = list(synthetic.generate(name_stats.PLANS_SMALL_IMAGES * 3, seed=4, split="val"))
+    for scenes, expected in ((small, None), (large, 1), (large, 0), (small, 1)):
+        store.clear()
+        store.apply_schema()
+        write_batch(store, Batch.of(0, scenes))
+        before = len(forgotten)
+        name_stats.refresh(store)
+        if expected is not None:
+            assert len(forgotten) - before == expected, (len(scenes), forgotten)

@@ -88,9 +88,6 @@ def synthetic_store(session_store: GraphStore) -> GraphStore:
     session_store.clear()
     session_store.apply_schema()
     put(session_store, list(synthetic.generate(400, seed=11, split="val")))
-    # Plans (and, on Neo4j, index statistics) of earlier tests' smaller stores are not used for
-    # this one: in the fresh-clone suite the Neo4j lookups here took 35-120 s instead of 4-18 s.
-    session_store.forget_plans()
     return session_store
 
 

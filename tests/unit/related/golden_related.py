@@ -23,7 +23,7 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name] AS names, [o0.attributes] AS attributes, [] AS relation_names, [] AS relmod_names""",
     "hop": """\
@@ -31,12 +31,12 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names""",
@@ -45,18 +45,18 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 WITH i, o0, r0, o1
 MATCH (o1)-[:SUBJ]->(r1:Relation)-[:OBJ]->(o2:Object)
-WHERE (r1.name IN $b0_r1_in OR ($b0_r1_open AND NOT r1.name IN $b0_r1_out))
-  AND (o2.name IN $b0_o2_in OR ($b0_o2_open AND NOT o2.name IN $b0_o2_out))
+WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) IN $b0_r1_out))
+  AND (toString(o2.name) IN $b0_o2_in OR ($b0_o2_open AND NOT toString(o2.name) IN $b0_o2_out))
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
@@ -66,18 +66,18 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 WITH i, o0, r0, o1
 MATCH (o0)-[:SUBJ]->(r1:Relation)-[:OBJ]->(o2:Object)
-WHERE (r1.name IN $b0_r1_in OR ($b0_r1_open AND NOT r1.name IN $b0_r1_out))
-  AND (o2.name IN $b0_o2_in OR ($b0_o2_open AND NOT o2.name IN $b0_o2_out))
+WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) IN $b0_r1_out))
+  AND (toString(o2.name) IN $b0_o2_in OR ($b0_o2_open AND NOT toString(o2.name) IN $b0_o2_out))
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
@@ -87,18 +87,18 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 WITH i, o0, r0, o1
 MATCH (r0)-[:MOD]->(m0:RelMod)-[:OBJ]->(o2:Object)
-WHERE (m0.name IN $b0_m0_in OR ($b0_m0_open AND NOT m0.name IN $b0_m0_out))
-  AND (o2.name IN $b0_o2_in OR ($b0_o2_open AND NOT o2.name IN $b0_o2_out))
+WHERE (toString(m0.name) IN $b0_m0_in OR ($b0_m0_open AND NOT toString(m0.name) IN $b0_m0_out))
+  AND (toString(o2.name) IN $b0_o2_in OR ($b0_o2_open AND NOT toString(o2.name) IN $b0_o2_out))
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
@@ -108,33 +108,33 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 WITH i, o0, r0, o1
 MATCH (r0)-[:MOD]->(m0:RelMod)-[:OBJ]->(o2:Object)
-WHERE (m0.name IN $b0_m0_in OR ($b0_m0_open AND NOT m0.name IN $b0_m0_out))
-  AND (o2.name IN $b0_o2_in OR ($b0_o2_open AND NOT o2.name IN $b0_o2_out))
+WHERE (toString(m0.name) IN $b0_m0_in OR ($b0_m0_open AND NOT toString(m0.name) IN $b0_m0_out))
+  AND (toString(o2.name) IN $b0_o2_in OR ($b0_o2_open AND NOT toString(o2.name) IN $b0_o2_out))
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
 WITH i, o0, r0, o1, m0, o2
 MATCH (r0)-[:MOD]->(m1:RelMod)-[:OBJ]->(o3:Object)
-WHERE (m1.name IN $b0_m1_in OR ($b0_m1_open AND NOT m1.name IN $b0_m1_out))
-  AND (o3.name IN $b0_o3_in OR ($b0_o3_open AND NOT o3.name IN $b0_o3_out))
+WHERE (toString(m1.name) IN $b0_m1_in OR ($b0_m1_open AND NOT toString(m1.name) IN $b0_m1_out))
+  AND (toString(o3.name) IN $b0_o3_in OR ($b0_o3_open AND NOT toString(o3.name) IN $b0_o3_out))
   AND ($b0_a3_free OR any(a IN o3.attributes WHERE a IN $b0_a3_in OR ($b0_a3_open AND NOT a IN $b0_a3_out)))
   AND o3 <> o0
   AND o3 <> o1
   AND o3 <> o2
 WITH i, o0, r0, o1, m0, o2, m1, o3
 MATCH (r0)-[:MOD]->(m2:RelMod)-[:OBJ]->(o4:Object)
-WHERE (m2.name IN $b0_m2_in OR ($b0_m2_open AND NOT m2.name IN $b0_m2_out))
-  AND (o4.name IN $b0_o4_in OR ($b0_o4_open AND NOT o4.name IN $b0_o4_out))
+WHERE (toString(m2.name) IN $b0_m2_in OR ($b0_m2_open AND NOT toString(m2.name) IN $b0_m2_out))
+  AND (toString(o4.name) IN $b0_o4_in OR ($b0_o4_open AND NOT toString(o4.name) IN $b0_o4_out))
   AND ($b0_a4_free OR any(a IN o4.attributes WHERE a IN $b0_a4_in OR ($b0_a4_open AND NOT a IN $b0_a4_out)))
   AND o4 <> o0
   AND o4 <> o1
@@ -148,12 +148,12 @@ UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b0_o0_in OR ($b0_o0_open AND NOT o0.name IN $b0_o0_out))
+WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b0_r0_in OR ($b0_r0_open AND NOT r0.name IN $b0_r0_out))
-  AND (o1.name IN $b0_o1_in OR ($b0_o1_open AND NOT o1.name IN $b0_o1_out))
+WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) IN $b0_r0_out))
+  AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
 RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names
@@ -162,12 +162,12 @@ UNWIND $b1_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $b1_o0_in OR ($b1_o0_open AND NOT o0.name IN $b1_o0_out))
+WHERE (toString(o0.name) IN $b1_o0_in OR ($b1_o0_open AND NOT toString(o0.name) IN $b1_o0_out))
   AND ($b1_a0_free OR any(a IN o0.attributes WHERE a IN $b1_a0_in OR ($b1_a0_open AND NOT a IN $b1_a0_out)))
 WITH i, o0
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $b1_r0_in OR ($b1_r0_open AND NOT r0.name IN $b1_r0_out))
-  AND (o1.name IN $b1_o1_in OR ($b1_o1_open AND NOT o1.name IN $b1_o1_out))
+WHERE (toString(r0.name) IN $b1_r0_in OR ($b1_r0_open AND NOT toString(r0.name) IN $b1_r0_out))
+  AND (toString(o1.name) IN $b1_o1_in OR ($b1_o1_open AND NOT toString(o1.name) IN $b1_o1_out))
   AND ($b1_a1_free OR any(a IN o1.attributes WHERE a IN $b1_a1_in OR ($b1_a1_open AND NOT a IN $b1_a1_out)))
   AND o1 <> o0
 RETURN i.id AS image_id, $b1_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names"""
@@ -179,19 +179,19 @@ MATCH (m0:RelMod)
 WHERE m0.name = $d0_m0
 WITH m0
 MATCH (r0:Relation)-[:MOD]->(m0)
-WHERE (r0.name IN $d0_r0_in OR ($d0_r0_open AND NOT r0.name IN $d0_r0_out))
+WHERE (toString(r0.name) IN $d0_r0_in OR ($d0_r0_open AND NOT toString(r0.name) IN $d0_r0_out))
 WITH m0, r0
 MATCH (m0)-[:OBJ]->(o2:Object)
-WHERE (o2.name IN $d0_o2_in OR ($d0_o2_open AND NOT o2.name IN $d0_o2_out))
+WHERE (toString(o2.name) IN $d0_o2_in OR ($d0_o2_open AND NOT toString(o2.name) IN $d0_o2_out))
   AND ($d0_a2_free OR any(a IN o2.attributes WHERE a IN $d0_a2_in OR ($d0_a2_open AND NOT a IN $d0_a2_out)))
 WITH m0, r0, o2
 MATCH (o0:Object)-[:SUBJ]->(r0)
-WHERE (o0.name IN $d0_o0_in OR ($d0_o0_open AND NOT o0.name IN $d0_o0_out))
+WHERE (toString(o0.name) IN $d0_o0_in OR ($d0_o0_open AND NOT toString(o0.name) IN $d0_o0_out))
   AND ($d0_a0_free OR any(a IN o0.attributes WHERE a IN $d0_a0_in OR ($d0_a0_open AND NOT a IN $d0_a0_out)))
   AND o0 <> o2
 WITH m0, r0, o2, o0
 MATCH (r0)-[:OBJ]->(o1:Object)
-WHERE (o1.name IN $d0_o1_in OR ($d0_o1_open AND NOT o1.name IN $d0_o1_out))
+WHERE (toString(o1.name) IN $d0_o1_in OR ($d0_o1_open AND NOT toString(o1.name) IN $d0_o1_out))
   AND ($d0_a1_free OR any(a IN o1.attributes WHERE a IN $d0_a1_in OR ($d0_a1_open AND NOT a IN $d0_a1_out)))
   AND o1 <> o2
   AND o1 <> o0
@@ -205,22 +205,22 @@ MATCH (m0:RelMod)
 WHERE m0.name = $d0_m0
 WITH m0
 MATCH (r0:Relation)-[:MOD]->(m0)
-WHERE (r0.name IN $d0_r0_in OR ($d0_r0_open AND NOT r0.name IN $d0_r0_out))
+WHERE (toString(r0.name) IN $d0_r0_in OR ($d0_r0_open AND NOT toString(r0.name) IN $d0_r0_out))
 WITH m0, r0, CASE WHEN r0.name = $d0_eq_r0 THEN 0 ELSE 1 END AS c0
 WHERE c0 <= $d0_max
 MATCH (m0)-[:OBJ]->(o2:Object)
-WHERE (o2.name IN $d0_o2_in OR ($d0_o2_open AND NOT o2.name IN $d0_o2_out))
+WHERE (toString(o2.name) IN $d0_o2_in OR ($d0_o2_open AND NOT toString(o2.name) IN $d0_o2_out))
   AND ($d0_a2_free OR any(a IN o2.attributes WHERE a IN $d0_a2_in OR ($d0_a2_open AND NOT a IN $d0_a2_out)))
 WITH m0, r0, o2, c0, c0 + CASE WHEN o2.name = $d0_eq_o2 THEN 0 ELSE 1 END + CASE WHEN $d0_a2_free OR $d0_eq_a2 IN o2.attributes THEN 0 ELSE 1 END AS c1
 WHERE c1 <= $d0_max
 MATCH (o0:Object)-[:SUBJ]->(r0)
-WHERE (o0.name IN $d0_o0_in OR ($d0_o0_open AND NOT o0.name IN $d0_o0_out))
+WHERE (toString(o0.name) IN $d0_o0_in OR ($d0_o0_open AND NOT toString(o0.name) IN $d0_o0_out))
   AND ($d0_a0_free OR any(a IN o0.attributes WHERE a IN $d0_a0_in OR ($d0_a0_open AND NOT a IN $d0_a0_out)))
   AND o0 <> o2
 WITH m0, r0, o2, o0, c1, c1 + CASE WHEN o0.name = $d0_eq_o0 THEN 0 ELSE 1 END + CASE WHEN $d0_a0_free OR $d0_eq_a0 IN o0.attributes THEN 0 ELSE 1 END AS c2
 WHERE c2 <= $d0_max
 MATCH (r0)-[:OBJ]->(o1:Object)
-WHERE (o1.name IN $d0_o1_in OR ($d0_o1_open AND NOT o1.name IN $d0_o1_out))
+WHERE (toString(o1.name) IN $d0_o1_in OR ($d0_o1_open AND NOT toString(o1.name) IN $d0_o1_out))
   AND ($d0_a1_free OR any(a IN o1.attributes WHERE a IN $d0_a1_in OR ($d0_a1_open AND NOT a IN $d0_a1_out)))
   AND o1 <> o2
   AND o1 <> o0
@@ -237,13 +237,13 @@ UNWIND $c_ids AS image_id
 MATCH (i:Image {id: image_id})
 WITH i
 MATCH (i)-[:HAS]->(o0:Object)
-WHERE (o0.name IN $c_o0_in OR ($c_o0_open AND NOT o0.name IN $c_o0_out))
+WHERE (toString(o0.name) IN $c_o0_in OR ($c_o0_open AND NOT toString(o0.name) IN $c_o0_out))
   AND ($c_a0_free OR any(a IN o0.attributes WHERE a IN $c_a0_in OR ($c_a0_open AND NOT a IN $c_a0_out)))
 WITH i, o0, CASE WHEN o0.name = $c_eq_o0 THEN 0 ELSE 1 END + CASE WHEN $c_a0_free OR $c_eq_a0 IN o0.attributes THEN 0 ELSE 1 END AS c0
 WHERE c0 <= $c_max
 MATCH (o0)-[:SUBJ]->(r0:Relation)-[:OBJ]->(o1:Object)
-WHERE (r0.name IN $c_r0_in OR ($c_r0_open AND NOT r0.name IN $c_r0_out))
-  AND (o1.name IN $c_o1_in OR ($c_o1_open AND NOT o1.name IN $c_o1_out))
+WHERE (toString(r0.name) IN $c_r0_in OR ($c_r0_open AND NOT toString(r0.name) IN $c_r0_out))
+  AND (toString(o1.name) IN $c_o1_in OR ($c_o1_open AND NOT toString(o1.name) IN $c_o1_out))
   AND ($c_a1_free OR any(a IN o1.attributes WHERE a IN $c_a1_in OR ($c_a1_open AND NOT a IN $c_a1_out)))
   AND o1 <> o0
 WITH i, o0, r0, o1, c0, c0 + CASE WHEN r0.name = $c_eq_r0 THEN 0 ELSE 1 END + CASE WHEN o1.name = $c_eq_o1 THEN 0 ELSE 1 END + CASE WHEN $c_a1_free OR $c_eq_a1 IN o1.attributes THEN 0 ELSE 1 END AS c1
