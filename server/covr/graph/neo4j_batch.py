@@ -94,7 +94,7 @@ def unbatched(row: dict[str, Any]) -> dict[str, Any]:
 
 
 CHECK = "covr_check"
-SKIP = "covr_skip"
+AMONG = "covr_among"
 _RETURN = re.compile(r"^RETURN (?!\*)(.+)$", re.MULTILINE)
 _ALIAS = re.compile(r"\bAS ([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -108,20 +108,21 @@ def returned(text: str) -> list[str]:
     return columns
 
 
-def then_check(first: Sequence[Pending], check: Pending, *, ids: str, skip_tag: int) -> Pending:
+def then_check(
+    first: Sequence[Pending], check: Pending, *, ids: str, among: Sequence[str]
+) -> Pending:
     """``first`` (one statement, or several of one text) and then ``check`` over the images its
     rows name, as one statement: the rows of ``first``, then those of ``check`` run once with its
-    list ``$<ids>`` set to the distinct ``image_id`` of ``first``'s rows whose ``tag`` is not
-    ``skip_tag``.
+    list ``$<ids>`` set to the distinct ``image_id`` of ``first``'s rows that are ``among``.
 
     Why: a related lookup's round verified its candidates and then, in a second statement,
     checked the images with a hit for a relaxed copy of the subgraph; on Neo4j each statement
     is a round trip and ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path").
     The check here reads only the images the first part returned rows for (the hits are among
-    them), so no image is checked that the two statements would not have checked, save those
-    whose rows the lookup then decodes to no hit. Every value is still a parameter
-    (``$covr_check``: the check's map, ``$covr_skip``), and the text depends on the two texts
-    only: one plan per shape. Both parts must return the same columns, ``image_id`` and
+    them; ``among``: the round's distractor candidates whose exclusion is not known yet), so no
+    image is checked that the two statements would not have checked, save those whose rows the
+    lookup then decodes to no hit. Every value is still a parameter (``$covr_check``: the check's
+    map, ``$covr_among``), and the text depends on the two texts only: one plan per shape. Both parts must return the same columns, ``image_id`` and
     ``tag`` among them; ``check`` must be :func:`batchable`.
     """
     merged = coalesce(list(first))
@@ -142,7 +143,7 @@ def then_check(first: Sequence[Pending], check: Pending, *, ids: str, skip_tag: 
             f"WITH collect({{{as_map}}}) AS covr_rows",
             "CALL (covr_rows) {",
             "UNWIND covr_rows AS covr_r",
-            f"WITH covr_r WHERE covr_r.tag <> ${SKIP}",
+            f"WITH covr_r WHERE covr_r.image_id IN ${AMONG}",
             "RETURN collect(DISTINCT covr_r.image_id) AS covr_ids",
             "}",
             "CALL (covr_ids) {",
@@ -157,5 +158,5 @@ def then_check(first: Sequence[Pending], check: Pending, *, ids: str, skip_tag: 
             f"RETURN {out}",
         ]
     )
-    merged_params = {**head_params, CHECK: params, SKIP: skip_tag}
+    merged_params = {**head_params, CHECK: params, AMONG: list(among)}
     return Statement(name=f"{first[0][0].name} (then checked)", text=text), merged_params

@@ -63,7 +63,7 @@ Hits = dict[int, dict[str, set[Subgraph]]]
 RELAXED_TAG = -1
 """The tag of the exclusion check's rows when they come with a round's own (tags 0, 1, ...)."""
 CHECK_IN_ROUND = True
-"""Whether a Neo4j round checks exclusion in its own statement (:meth:`Search._checks`); off,
+"""Whether a Neo4j round checks exclusion in its own statement (:meth:`Search._unknown`); off,
 the check is a statement of its own as on FalkorDB (the tests compare the two)."""
 
 
@@ -215,7 +215,7 @@ class Search:
         batches = self._take_batches()
         if not batches:
             return False
-        check = self._checks(batches)
+        check = self._unknown(batches)
         if self.combined:
             hits, positive_ids = self._verify_combined(batches, check)
         else:
@@ -256,14 +256,18 @@ class Search:
             batches[n] = ids
         return batches
 
-    def _checks(self, batches: dict[int, list[str]]) -> bool:
-        """Whether this round checks exclusion in its verifying statement: on Neo4j, when it
-        verifies distractor candidates. Why: there every statement is a Bolt round trip with
-        ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path"), and the check,
-        a second statement that waited for the hits, made a round two. FalkorDB keeps the
-        second statement: one call there costs ~0.3 ms, and it plans the nested form no
-        better (not measured)."""
-        return CHECK_IN_ROUND and self.store.backend.dialect == "neo4j" and any(n for n in batches)
+    def _unknown(self, batches: dict[int, list[str]]) -> list[str]:
+        """The images this round checks for exclusion in its verifying statement: on Neo4j,
+        its distractor candidates whose exclusion is not known yet (the statement checks those
+        of them it returns rows for); none elsewhere. Why: on Neo4j every statement is a Bolt
+        round trip with ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path"),
+        and the check, a second statement that waited for the hits, made a round two. FalkorDB
+        keeps the second statement: one call there costs ~0.3 ms, and the nested form was not
+        measured there."""
+        if not CHECK_IN_ROUND or self.store.backend.dialect != "neo4j":
+            return []
+        known = self.relaxed_known
+        return sorted({i for n, ids in batches.items() if n for i in ids} - known.keys())
 
     def _exclude_relaxed(self, hits: Hits) -> None:
         unknown = sorted({i for per in hits.values() for i in per} - self.relaxed_known.keys())
@@ -364,37 +368,38 @@ class Search:
             return self.store.read_many(anchored_query([branch]) for branch in branches)
         return self.store.read(*anchored_query(branches))
 
-    def _checked(self, first: list[tuple[str, dict[str, Any]]], skip_tag: int) -> list[Row]:
-        """``first``'s rows, then the exclusion check of the images they name but for tag
-        ``skip_tag`` (one Neo4j statement: :func:`covr.graph.neo4j_batch.then_check`); those
+    def _checked(self, first: list[tuple[str, dict[str, Any]]], among: list[str]) -> list[Row]:
+        """``first``'s rows, then the exclusion check of the images they name that are
+        ``among`` (one Neo4j statement: :func:`covr.graph.neo4j_batch.then_check`); those
         images' exclusion is recorded, and the check's rows are not returned."""
         check = union_query(self._relaxed_branches([NEVER]))
         statement = then_check(
             [(as_statement(q), p) for q, p in first],
             (as_statement(check[0]), check[1]),
             ids="b0_ids",
-            skip_tag=skip_tag,
+            among=among,
         )
         rows: list[Row] = []
         relaxed: list[Row] = []
         for row in self.store.read(*statement):
             (relaxed if int(row["tag"]) == RELAXED_TAG else rows).append(row)
-        named = {str(r["image_id"]) for r in rows if int(r["tag"]) != skip_tag}
+        wanted = set(among)
+        named = {i for i in (str(r["image_id"]) for r in rows) if i in wanted}
         self._note_relaxed(sorted(named), relaxed)
         return rows
 
     def _verify_per_signature(
-        self, batches: dict[int, list[str]], check: bool
+        self, batches: dict[int, list[str]], check: list[str]
     ) -> tuple[Hits, set[str]]:
         """One exact branch per signature over its own batch (``UNION ALL``), with the
-        exclusion check when ``check`` (:meth:`_checks`): the concrete ``g'`` per branch and
+        exclusion check of ``check`` (:meth:`_unknown`): the concrete ``g'`` per branch and
         image, and the positives."""
         g = self.g
         branches = [Branch(g, self.states[n].rules, ids, n) for n, ids in batches.items()]
         hits: Hits = defaultdict(lambda: defaultdict(set))
         positives: set[str] = set()
         if check:
-            rows = self._checked([union_query([b]) for b in branches], skip_tag=0)
+            rows = self._checked([union_query([b]) for b in branches], check)
         else:
             rows = self._read_branches(branches)
         for row in rows:
@@ -409,10 +414,11 @@ class Search:
                 hits[n][image_id].add(concrete)
         return hits, positives
 
-    def _verify_combined(self, batches: dict[int, list[str]], check: bool) -> tuple[Hits, set[str]]:
-        """The combined branch over the images not verified yet (with the exclusion check
-        when ``check``); hits and positives of every state's batch from what is known per
-        image."""
+    def _verify_combined(
+        self, batches: dict[int, list[str]], check: list[str]
+    ) -> tuple[Hits, set[str]]:
+        """The combined branch over the images not verified yet (with the exclusion check of
+        ``check``); hits and positives of every state's batch from what is known per image."""
         fresh = sorted({i for ids in batches.values() for i in ids} - self.verified.keys())
         self._verify(fresh, check)
         verified = self.verified
@@ -423,9 +429,9 @@ class Search:
             hits[n] = {i: verified[i][1][sig] for i in ids if sig in verified[i][1]}
         return hits, positive_ids
 
-    def _verify(self, image_ids: list[str], check: bool = False) -> None:
+    def _verify(self, image_ids: list[str], check: list[str]) -> None:
         """Match ``g`` with up to ``max_distance`` edits in these images, one combined query per
-        batch (each with the exclusion check of the images it returns rows for, when ``check``);
+        batch (each with the exclusion check of the images of ``check`` it returns rows for);
         record per image whether it is a positive and its concrete ``g'`` per signature."""
         g, step = self.g, self.settings.related_batch_max
         max_distance = self.request.max_distance
@@ -435,8 +441,7 @@ class Search:
         for start in range(0, len(image_ids), step):
             chunk = image_ids[start : start + step]
             query = combined_query(CombinedBranch(g, self.combined_rules, max_distance, chunk))
-            # every combined row is tag 0: RELAXED_TAG as the skip tag checks all their images
-            rows = self._checked([query], RELAXED_TAG) if check else self.store.read(*query)
+            rows = self._checked([query], check) if check else self.store.read(*query)
             for row in rows:
                 image_id = str(row["image_id"])
                 positive, per = found.get(image_id) or (False, defaultdict(set))

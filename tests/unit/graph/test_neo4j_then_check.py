@@ -8,7 +8,7 @@ import re
 import pytest
 
 from covr.graph.catalog import Statement
-from covr.graph.neo4j_batch import BATCH, CHECK, SKIP, Pending, returned, then_check
+from covr.graph.neo4j_batch import AMONG, BATCH, CHECK, Pending, returned, then_check
 
 TEXT = (
     "UNWIND $b0_ids AS image_id\nMATCH (i:Image {id: image_id})\nWITH i\n"
@@ -30,20 +30,20 @@ def test_rows_then_the_check_of_their_images_in_one_statement() -> None:
         (BRANCH, {"b0_ids": ["3"], "b0_o0_in": ["dog"], "b0_tag": 1}),
     ]
     check: Pending = (BRANCH, {"b0_ids": [""], "b0_o0_in": ["pet"], "b0_tag": -1})
-    statement, params = then_check(first, check, ids="b0_ids", skip_tag=0)
+    statement, params = then_check(first, check, ids="b0_ids", among=["2", "3"])
     text = statement.text
     # the first part: both branches as one batched statement inside a subquery
     assert text.startswith("CALL () {\nUNWIND range(0, size($covr_batch) - 1) AS covr_n\n")
     assert params[BATCH] == [p for _, p in first]
-    # the check: the same text reading its map, with the ids of the rows not of tag 0
-    assert "WITH covr_r WHERE covr_r.tag <> $covr_skip" in text
+    # the check: the same text reading its map, with the ids of the rows that are among those
+    assert "WITH covr_r WHERE covr_r.image_id IN $covr_among" in text
     assert "WITH covr_c {.*, b0_ids: covr_ids} AS covr_p" in text
     assert "UNWIND covr_p.b0_ids AS image_id" in text
     assert params[CHECK] == check[1]
-    assert params[SKIP] == 0
-    assert set(params) == {BATCH, CHECK, SKIP}
+    assert params[AMONG] == ["2", "3"]
+    assert set(params) == {BATCH, CHECK, AMONG}
     # every value is a parameter: the only ones left are the three above
-    assert set(re.findall(r"\$(\w+)", text)) == {BATCH, CHECK, SKIP}
+    assert set(re.findall(r"\$(\w+)", text)) == {BATCH, CHECK, AMONG}
     assert text.endswith(
         "RETURN covr_r.image_id AS image_id, covr_r.tag AS tag, covr_r.names AS names"
     )
@@ -53,20 +53,20 @@ def test_rows_then_the_check_of_their_images_in_one_statement() -> None:
 def test_one_first_statement_keeps_its_parameters_at_the_top() -> None:
     params = {"b0_ids": ["1"], "b0_o0_in": ["cat"], "b0_tag": 0}
     check: Pending = (BRANCH, {"b0_ids": [""], "b0_o0_in": ["pet"], "b0_tag": -1})
-    statement, merged = then_check([(BRANCH, params)], check, ids="b0_ids", skip_tag=-1)
+    statement, merged = then_check([(BRANCH, params)], check, ids="b0_ids", among=("1",))
     assert statement.text.startswith(f"CALL () {{\n{TEXT}\n}}\n")
-    assert merged == {**params, CHECK: check[1], SKIP: -1}
+    assert merged == {**params, CHECK: check[1], AMONG: ["1"]}
 
 
 def test_what_it_cannot_join_is_refused() -> None:
     check: Pending = (BRANCH, {"b0_ids": [""], "b0_tag": -1})
     other = Statement("other", "RETURN $x AS image_id, 0 AS tag")
     with pytest.raises(ValueError, match="one statement text"):
-        then_check([(BRANCH, {}), (other, {})], check, ids="b0_ids", skip_tag=0)
+        then_check([(BRANCH, {}), (other, {})], check, ids="b0_ids", among=["1"])
     with pytest.raises(ValueError, match="same columns"):
-        then_check([(other, {"x": 1})], check, ids="b0_ids", skip_tag=0)
+        then_check([(other, {"x": 1})], check, ids="b0_ids", among=["1"])
     with pytest.raises(ValueError, match="cannot take"):
-        then_check([(BRANCH, {})], check, ids="missing", skip_tag=0)
+        then_check([(BRANCH, {})], check, ids="missing", among=["1"])
     literal = Statement("lit", TEXT.replace("$b0_tag", "'$x'"))
     with pytest.raises(ValueError, match="cannot take"):
-        then_check([(literal, {})], (literal, {"b0_ids": []}), ids="b0_ids", skip_tag=0)
+        then_check([(literal, {})], (literal, {"b0_ids": []}), ids="b0_ids", among=["1"])
