@@ -101,6 +101,7 @@ class DeadlineStore(GraphStore):
     ) -> None:
         self.inner = inner
         self.backend = inner.backend
+        self.location = inner.location
         self._time_left = time_left
         self._cap = cap
         self._cancelled = cancelled

@@ -30,6 +30,7 @@ class RecordingStore(GraphStore):
     """Counts statements; never touches a socket."""
 
     backend = Backend.EMBEDDED
+    location = "memory"
 
     def __init__(self) -> None:
         self.writes: list[str] = []
