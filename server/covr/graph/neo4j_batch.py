@@ -122,8 +122,9 @@ def then_check(
     them; ``among``: the round's distractor candidates whose exclusion is not known yet), so no
     image is checked that the two statements would not have checked, save those whose rows the
     lookup then decodes to no hit. Every value is still a parameter (``$covr_check``: the check's
-    map, ``$covr_among``), and the text depends on the two texts only: one plan per shape. Both parts must return the same columns, ``image_id`` and
-    ``tag`` among them; ``check`` must be :func:`batchable`.
+    map, ``$covr_among``), and the text depends on the two texts only: one plan per shape. Both
+    parts must return the same columns, ``image_id`` and ``tag`` among them; ``check`` must be
+    :func:`batchable`.
     """
     merged = coalesce(list(first))
     if len(merged) != 1:
