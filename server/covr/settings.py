@@ -171,6 +171,13 @@ class Settings(ScaleSettings, MemorySettings, BatchSettings):
         description="Managed Neo4j: page cache size (the store files held in memory); 1g holds "
         "1x GQA (85k images).",
     )
+    neo4j_replan_interval_s: int = Field(
+        default=1,
+        ge=0,
+        le=86_400,
+        description="Managed Neo4j: seconds before a cached plan whose statistics changed is "
+        "planned again (dbms.cypher.min_replan_interval; Neo4j's own default is 10).",
+    )
     neo4j_startup_timeout_s: float = Field(
         default=180.0,
         gt=0,

@@ -158,8 +158,9 @@ class ManagedNeo4j(ManagedServer):
             # names of 9 and of 11 letters, lists of 3 and of 30 names (issue 15).
             "internal.cypher.use_parameter_size": "false",
             # A plan made over a near-empty store is replanned 1 s (not 10 s) after the
-            # counts diverged: a load followed at once by lookups no longer runs on it.
-            "dbms.cypher.min_replan_interval": "1s",
+            # counts diverged (by default): a load followed at once by lookups no longer runs
+            # on it.
+            "dbms.cypher.min_replan_interval": f"{self.settings.neo4j_replan_interval_s}s",
             # Bolt waits twice 5 s for clients to leave on shutdown: 10 s of every stop (and of
             # every test session), although our drivers are closed first.
             "internal.server.bolt.connection_shutdown_wait_time": "1s",

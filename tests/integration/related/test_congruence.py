@@ -84,12 +84,25 @@ def _queries(graphs: list[SceneGraph], data: st.DataObject) -> list[Subgraph]:
 
 SEEN_SHAPES: Counter[str] = Counter()
 
+EXAMPLES = {"falkordb": 6, "neo4j": 3}
+"""Random stores per parameter set, by backend. Neo4j plans every statement text it has not
+seen, and a random store brings new shapes, so new texts: one to six seconds each on the test
+suite's JVM (first planning 38.7 s of a 49 s run of the smallest parameter set, repeats of the
+same texts 3.6 s, measured 2026-11-26). Half as many stores there still checks every parameter
+set against the reference; that both backends give the same rows on random stores is checked by
+tests/integration/parity, and every shape on Neo4j by the handmade test below."""
+
 
 @pytest.mark.parametrize(
     ("run_seed", "max_images", "direct"), [(1, 4, False), (2, 8, True), (3, 14, False)]
 )
 def test_cypher_path_equals_reference(
-    store: GraphStore, settings: Settings, run_seed: int, max_images: int, direct: bool
+    store: GraphStore,
+    settings: Settings,
+    backend: str,
+    run_seed: int,
+    max_images: int,
+    direct: bool,
 ) -> None:
     """``direct``: every signature switches to index-started matches after one image, and all
     candidates are verified by combined queries."""
@@ -104,7 +117,9 @@ def test_cypher_path_equals_reference(
         )
 
     @seed(run_seed)
-    @hypothesis_settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+    @hypothesis_settings(
+        max_examples=EXAMPLES[backend], deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(graphs=scenes(max_images), data=st.data())
     def check(graphs: list[SceneGraph], data: st.DataObject) -> None:
         store.clear()

@@ -33,8 +33,15 @@ def test_configuration_is_loopback_bolt_only_with_auth(tmp_path: Path) -> None:
     assert config["dbms.security.auth_enabled"] == "true"
     assert config["dbms.usage_report.enabled"] == "false"
     assert config["server.memory.pagecache.size"] == "300m"
+    assert config["dbms.cypher.min_replan_interval"] == "1s"
     assert config["server.directories.data"] == str(tmp_path / "neo4j" / "data")
     assert server.address() == "bolt://127.0.0.1:17687"
+
+
+def test_replan_interval_comes_from_the_settings(tmp_path: Path) -> None:
+    server = ManagedNeo4j(settings(tmp_path, neo4j_replan_interval_s=3600))
+    server._before_spawn()
+    assert read_config(server)["dbms.cypher.min_replan_interval"] == "3600s"
 
 
 def test_port_zero_picks_a_free_port_per_start(tmp_path: Path) -> None:
