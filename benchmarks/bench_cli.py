@@ -10,6 +10,8 @@ warm-up that prepares caches such as the WordNet copy in the data folder):
 - ``related-cold``: the same without a running store (the command starts a private server)
 - ``serve``: ``covr serve --port 0 --no-samples`` on an empty store until it prints
   ``listening`` (target <= 3 s), then SIGTERM
+- ``quickstart``: ``covr quickstart --out FILE`` in a fresh data folder (what ``make run`` runs:
+  load the samples, generate their questions; no target, reported for the newcomer's first run)
 
 Besides wall time, the CPU seconds (user + system) of the command and the children it waited
 for are reported: on a loaded machine they say what the command costs, independent of how many
@@ -42,7 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TARGETS = {"help": 0.3, "score": 1.0, "related-warm": 1.0, "related-cold": None, "serve": 3.0}
+TARGETS = {
+    "help": 0.3,
+    "score": 1.0,
+    "related-warm": 1.0,
+    "related-cold": None,
+    "serve": 3.0,
+    "quickstart": None,
+}
 COVR = [sys.executable, "-m", "covr.cli.main"]
 
 
@@ -99,14 +108,40 @@ def _run(variant: Variant, args: list[str], timeout: float = 600) -> tuple[float
     return seconds, done.returncode, lines[-1] if lines else ""
 
 
-def _serve_once(variant: Variant, timeout: float = 600) -> tuple[float, int, str]:
-    """Seconds until ``listening`` on an empty store of its own (a fresh data folder)."""
+def _fresh(variant: Variant, prefix: str) -> tuple[dict[str, str], Path]:
+    """The variant's environment on a fresh data folder of its own."""
     env = dict(variant.env)
-    fresh = Path(tempfile.mkdtemp(prefix="serve-", dir=variant.data_dir))
+    fresh = Path(tempfile.mkdtemp(prefix=prefix, dir=variant.data_dir))
     env["COVR_DATA_DIR"] = str(fresh)
     nltk = variant.data_dir / "nltk_data"
     if nltk.is_dir():  # the prepared WordNet copy is a cache, not part of the store
         (fresh / "nltk_data").symlink_to(nltk)
+    return env, fresh
+
+
+def _quickstart_once(variant: Variant, timeout: float = 600) -> tuple[float, int, str]:
+    """Seconds of ``covr quickstart`` on a fresh data folder (its store starts and stops)."""
+    env, fresh = _fresh(variant, "quickstart-")
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [*COVR, "quickstart", "--out", str(fresh / "questions.jsonl")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        seconds = time.perf_counter() - started
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    lines = done.stderr.strip().splitlines()
+    return seconds, done.returncode, lines[-1] if lines else ""
+
+
+def _serve_once(variant: Variant, timeout: float = 600) -> tuple[float, int, str]:
+    """Seconds until ``listening`` on an empty store of its own (a fresh data folder)."""
+    env, fresh = _fresh(variant, "serve-")
     started = time.perf_counter()
     proc = subprocess.Popen(
         [*COVR, "serve", "--port", "0", "--no-samples"],
@@ -144,6 +179,10 @@ SCENARIOS: dict[str, list[str]] = {
 }
 
 
+FRESH = {"serve": _serve_once, "quickstart": _quickstart_once}
+"""Scenarios that run on a fresh data folder each time, by their own function."""
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -154,7 +193,7 @@ def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
 
     def once() -> tuple[float, int, str]:
         before = _children_cpu()
-        result = _serve_once(variant) if name == "serve" else _run(variant, SCENARIOS[name])
+        result = FRESH[name](variant) if name in FRESH else _run(variant, SCENARIOS[name])
         cpu.append(_children_cpu() - before)
         return result
 
