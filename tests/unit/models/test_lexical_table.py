@@ -40,6 +40,7 @@ def test_the_table_belongs_to_the_bundled_model(
     table: LexicalTable, exclusivity: OnnxExclusivity
 ) -> None:
     recorded = json.loads(exclusivity.metadata["lexical_table"])
+    assert recorded["file"] == table_path(exclusivity.path).name
     assert recorded["sha256"] == table.sha256
     assert recorded["terms"] == len(table)
     assert table.model_version == exclusivity.version
@@ -51,13 +52,9 @@ def test_the_table_holds_every_name_of_the_bundled_samples(table: LexicalTable) 
     table opened WordNet in it (5 s of a 10 s quick start when the imSitu loader began naming
     verbs with their particle, ``surfing on``). A loader change that adds a name fails here:
     retrain with ``make models``."""
-    from covr.cli.model_jobs import sample_scenes
+    from covr.cli.model_jobs import sample_scenes, sample_vocabulary
 
-    names: dict[ModelType, set[str]] = {"object": set(), "attribute": set(), "relation": set()}
-    for scene in sample_scenes():
-        names["object"].update(o.name for o in scene.objects)
-        names["attribute"].update(a for o in scene.objects for a in o.attributes)
-        names["relation"].update(r.name for r in scene.relations)
+    names = sample_vocabulary(sample_scenes())
     missing = [
         (kind, term)
         for kind, terms in names.items()
