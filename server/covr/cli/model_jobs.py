@@ -51,6 +51,16 @@ def sample_scenes() -> list[SceneGraph]:
     return out
 
 
+def sample_vocabulary(samples: list[SceneGraph]) -> dict[Any, set[str]]:
+    """The names of ``samples`` by model type: object, attribute and relation names."""
+    vocab: dict[Any, set[str]] = {"object": set(), "attribute": set(), "relation": set()}
+    for scene in samples:
+        vocab["object"].update(o.name for o in scene.objects)
+        vocab["attribute"].update(a for o in scene.objects for a in o.attributes)
+        vocab["relation"].update(r.name for r in scene.relations)
+    return vocab
+
+
 def synthetic_scenes(count: int, seed: int) -> list[SceneGraph]:
     from covr_loaders import synthetic
 
@@ -197,11 +207,7 @@ def train_exclusivity_job(seed: int, images: int, path: Path, stages: Stages) ->
     stages.next("mining contexts")
     samples = sample_scenes()
     contexts = mine_contexts(synthetic_scenes(images, seed) + samples, seed=seed)
-    vocab: dict[Any, set[str]] = {"object": set(), "attribute": set(), "relation": set()}
-    for scene in samples:
-        vocab["object"].update(o.name for o in scene.objects)
-        vocab["attribute"].update(a for o in scene.objects for a in o.attributes)
-        vocab["relation"].update(r.name for r in scene.relations)
+    vocab = sample_vocabulary(samples)
     gold = load_gold()
     stages.next("labelling pairs")
     pairs, summary = build_pairs(
