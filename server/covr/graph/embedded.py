@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from redis.retry import Retry
 
 from covr.graph.errors import StoreUnavailable
 from covr.graph.managed import LOCK_NAME, STATE_NAME, ManagedServer, ServerState
+from covr.graph.startup_watch import HUNG_AFTER_S, StartupWatch
 from covr.settings import Settings
 
 __all__ = ["LOCK_NAME", "STATE_NAME", "EmbeddedServer", "ServerState"]
@@ -69,6 +71,9 @@ class EmbeddedServer(ManagedServer):
     process_marker = b"redis-server"
     label = "embedded FalkorDB"
     password_name = "falkordb.password"  # noqa: S105 - a file name, not a password
+
+    hung_after_s: float = HUNG_AFTER_S
+    """A start that waits on a lock this long without using CPU is killed and tried again."""
 
     def __init__(self, settings: Settings) -> None:
         data_dir = settings.data_dir.expanduser().resolve()
@@ -182,6 +187,10 @@ class EmbeddedServer(ManagedServer):
             return False
         finally:
             client.close()
+
+    def _startup_watch(self, process: subprocess.Popen[bytes]) -> StartupWatch:
+        """FalkorDB can deadlock while replaying its append-only file (startup_watch.py)."""
+        return StartupWatch(process.pid, hung_after_s=self.hung_after_s)
 
     def log_tail(self, lines: int = 15) -> str:
         try:

@@ -282,6 +282,7 @@ class FalkorStore(GraphStore):
             if self.server is not None:
                 details.update(self.server.status())
                 details["restarts"] = self.server.restarts
+                details["hung_starts"] = self.server.hung_starts
             return Health(
                 ok=True,
                 backend=self.backend,

@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import secrets
 import signal
@@ -34,12 +35,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from covr.graph.errors import DataDirLocked, StoreUnavailable
+from covr.graph.startup_watch import StartupWatch
 from covr.settings import Settings
 
 LOCK_NAME = "covr.lock"
 ATTACH_WAIT_S = 30.0
 """How long a process waits for the server of a directory another process holds to answer."""
 STATE_NAME = "server.json"
+_log = logging.getLogger(__name__)
+START_ATTEMPTS = 3
+"""How many times a start that hangs (``_startup_watch``) is tried before it counts as failed."""
+
+
+class _StartHung(Exception):
+    """A starting server stopped making progress; it has been killed and may be started again."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,8 @@ class ManagedServer(ABC):
         self._owned = False
         self._restart_lock = threading.Lock()
         self.restarts = 0
+        self.hung_starts = 0
+        """Starts killed and tried again because the server hung (``_startup_watch``)."""
 
     # ----------------------------------------------------------------- what subclasses say
     @abstractmethod
@@ -281,6 +292,32 @@ class ManagedServer(ABC):
             self._forget_lock()  # the server process keeps its own copy of the lock
 
     def _spawn(self, *, detached: bool) -> ServerState:
+        """Start the server and wait until it answers; a start that hangs is retried.
+
+        A hung start (see ``_startup_watch``) is killed and started again, at most
+        ``START_ATTEMPTS`` times in all: the data on disk is only read while starting."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            process, state = self._launch(detached=detached)
+            try:
+                self._wait_until_ready(process)
+            except _StartHung:
+                if attempt == START_ATTEMPTS:
+                    raise StoreUnavailable(
+                        f"{self.label} hung while starting, {START_ATTEMPTS} times in a row "
+                        f"(no CPU used, waiting on a lock); last lines of its log:\n"
+                        f"{self.log_tail()}"
+                    ) from None
+                self.hung_starts += 1
+                _log.warning(
+                    "%s of %s hung while starting (attempt %d of %d); killed, starting again",
+                    self.label, self.data_dir, attempt, START_ATTEMPTS,
+                )  # fmt: skip
+                continue
+            self._process = None if detached else process
+            return state
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _launch(self, *, detached: bool) -> tuple[subprocess.Popen[bytes], ServerState]:
         self._before_spawn()
         assert self._lock_fd is not None
         pass_fds = (self._lock_fd,) if detached else ()
@@ -319,17 +356,20 @@ class ManagedServer(ABC):
                 f"{self.state_path} cannot be written ({exc.strerror or exc}); "
                 "free disk space in the data directory"
             ) from exc
-        self._wait_until_ready(process)
-        self._process = None if detached else process
-        return state
+        return process, state
 
     @property
     def startup_timeout(self) -> float:
         """How long a start may take before it counts as failed."""
         return self.settings.startup_timeout_s
 
+    def _startup_watch(self, process: subprocess.Popen[bytes]) -> StartupWatch | None:
+        """What notices a start that hangs (None: only the startup timeout bounds a start)."""
+        return None
+
     def _wait_until_ready(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + self.startup_timeout
+        watch = self._startup_watch(process)
         while time.monotonic() < deadline:
             code = process.poll()
             if code is not None:
@@ -339,14 +379,21 @@ class ManagedServer(ABC):
                 )
             if self._ready():
                 return
+            if watch is not None and watch.hung():
+                self._kill(process)
+                raise _StartHung
             time.sleep(0.05)
-        process.kill()
-        process.wait(timeout=10)
+        self._kill(process)
         raise StoreUnavailable(
             f"{self.label} did not answer at {self.address()} within "
             f"{self.startup_timeout:.0f}s ({self.startup_setting}); log:\n"
             f"{self.log_tail()}"
         )
+
+    @staticmethod
+    def _kill(process: subprocess.Popen[bytes]) -> None:
+        process.kill()
+        process.wait(timeout=10)
 
     # ----------------------------------------------------------------- recovery
     def ensure_running(self) -> bool:

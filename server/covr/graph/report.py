@@ -80,7 +80,17 @@ def doctor_report(store: GraphStore, settings: Settings) -> dict[str, Any]:
     if settings.backend is Backend.EMBEDDED:
         report["embedded"] = {
             k: health.details.get(k)
-            for k in ("data_dir", "socket", "pid", "mode", "snapshot", "snapshot_exists", "log")
+            for k in (
+                "data_dir",
+                "socket",
+                "pid",
+                "mode",
+                "snapshot",
+                "snapshot_exists",
+                "log",
+                "restarts",
+                "hung_starts",
+            )
         }
     elif settings.backend is Backend.MANAGED_NEO4J:
         report["managed_neo4j"] = {

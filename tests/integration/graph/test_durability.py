@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from covr.graph import open_store
+from covr.graph import StoreUnavailable, open_store
 from covr.graph.embedded import AOF_DIR, EmbeddedServer
 from tests.integration.conftest import make_settings
 
@@ -64,3 +65,53 @@ def test_a_store_that_only_has_a_snapshot_keeps_its_data(tmp_path: Path) -> None
         assert state is not None
         _kill(state.pid)
         assert store.read(COUNT)[0]["n"] == 50
+
+
+HANG_ONCE = """
+import os, sys, threading
+marker, command = sys.argv[1], sys.argv[2:]
+if not os.path.exists(marker):  # the first start hangs as FalkorDB's did: asleep on a lock
+    open(marker, "w").close()
+    lock = threading.Lock(); lock.acquire(); lock.acquire()
+os.execv(command[0], command)
+"""
+
+
+class HangsOnce(EmbeddedServer):
+    """The real embedded server, whose first start sleeps on a lock forever before it runs."""
+
+    hung_after_s = 0.5
+
+    def _command(self) -> list[str]:
+        marker = str(self.data_dir / "hung-once")
+        return [sys.executable, "-c", HANG_ONCE, marker, *super()._command()]
+
+
+def test_a_start_that_hangs_is_killed_and_tried_again(tmp_path: Path) -> None:
+    """FalkorDB 4.16 sometimes deadlocks replaying its append-only file (seen in CI here); the
+    start must not wait out its timeout and fail, but start the server again."""
+    settings = make_settings(tmp_path / "data", startup_timeout_s=30)
+    server = HangsOnce(settings)
+    started = time.monotonic()
+    server.open()
+    try:
+        assert server.hung_starts == 1
+        assert time.monotonic() - started < 15  # well before the startup timeout
+        assert server.answers()
+    finally:
+        server.close()
+
+
+class AlwaysHangs(HangsOnce):
+    def _command(self) -> list[str]:
+        (self.data_dir / "hung-once").unlink(missing_ok=True)
+        return super()._command()
+
+
+def test_a_start_that_keeps_hanging_is_reported(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", startup_timeout_s=30)
+    server = AlwaysHangs(settings)
+    with pytest.raises(StoreUnavailable, match="hung while starting, 3 times in a row"):
+        server.open()
+    server.close()
+    assert server.hung_starts == 2
