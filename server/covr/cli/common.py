@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -78,3 +78,37 @@ def store_session() -> Iterator[GraphStore]:
 def print_json(data: Any) -> None:
     """Stable JSON on stdout (sorted keys, two-space indent)."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+@contextmanager
+def stop_signals() -> Iterator[Callable[[], int]]:
+    """Within the block SIGINT and SIGTERM only set a flag; yields a function that blocks until
+    one has come and returns its number. The old handlers come back after the block.
+
+    Why both, and explicitly: a service manager stops a server with SIGTERM, whose default
+    action ends the process without closing the store it started; and a process started in the
+    background by a script inherits SIGINT ignored, so Ctrl-C must be installed, not assumed
+    (``covr view`` under pytest-xdist sat out a 60 s timeout waiting for it to stop). Installed
+    before the server starts, so a signal sent as soon as it says it listens is not lost."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        del frame
+        received.append(signum)
+        stop.set()
+
+    def wait() -> int:
+        while not stop.wait(0.5):
+            pass
+        return received[0]
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield wait
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
-from types import FrameType
 
 import typer
 
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, stop_signals
 
 
 def serve(
@@ -77,18 +74,10 @@ def serve(
     except (GraphError, OSError, ValueError) as exc:
         store.close()
         fail(str(exc))
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        del frame
-        logging.getLogger("covr.service").info("signal %d: stopping", signum)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    service.start()
-    typer.echo(f"listening on {service.bind_address}")
-    sys.stdout.flush()
-    while not stop.wait(0.5):
-        pass
+    with stop_signals() as wait_for_stop:
+        service.start()
+        typer.echo(f"listening on {service.bind_address}")
+        sys.stdout.flush()
+        signum = wait_for_stop()
+    logging.getLogger("covr.service").info("signal %d: stopping", signum)
     service.stop()

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, store_session
+from covr.cli.common import (
+    EXIT_BAD_INPUT,
+    fail,
+    load_settings,
+    stop_signals,
+    store_session,
+)
 
 if TYPE_CHECKING:
     from covr.scene.model import SceneGraph
@@ -263,18 +269,18 @@ def _serve(app: ViewApp, settings: Settings, port: int | None, *, open_browser: 
             f"cannot listen on {settings.view_host}:{port or settings.view_port}: "
             f"{exc.strerror or exc} (set COVR_VIEW_PORT or --port)",
         )
-    typer.echo(f"covr view: {server.url} (Ctrl-C to stop)", err=True)
-    sys.stderr.flush()
-    if open_browser:
-        import webbrowser
+    with stop_signals() as wait_for_stop:
+        typer.echo(f"covr view: {server.url} (Ctrl-C to stop)", err=True)
+        sys.stderr.flush()
+        if open_browser:
+            import webbrowser
 
-        webbrowser.open(server.url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.httpd.server_close()
+            webbrowser.open(server.url)
+        server.start()
+        try:
+            wait_for_stop()  # Ctrl-C, or SIGTERM from whatever started it
+        finally:
+            server.stop()
 
 
 def register(app: typer.Typer) -> None:

@@ -153,40 +153,75 @@ def test_static_copy(env: dict[str, str], examples_file: Path, tmp_path: Path) -
 # -- the browser ---------------------------------------------------------------------------------
 
 
+def _start_view(
+    env: dict[str, str], examples_file: Path, log: Path, *, sigint_ignored: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`covr view FILE --port 0` as its own process and its URL (the process is returned even
+    when no URL came, so the caller stops it). ``sigint_ignored``: started as a shell script's
+    background job is, with SIGINT ignored."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    with log.open("w") as handle:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "covr.cli.main", "view", str(examples_file), "--no-browser"],
+            env={**os.environ, **env, "COVR_VIEW_PORT": "0"},
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=ignore_sigint if sigint_ignored else None,
+        )
+    url = ""
+    deadline = time.monotonic() + 120
+    while not url and time.monotonic() < deadline and proc.poll() is None:
+        found = re.search(r"covr view: (http://127\.0\.0\.1:\d+/)", log.read_text())
+        if found:
+            url = found.group(1)
+        else:
+            time.sleep(0.2)
+    return proc, url
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGINT, wait: float = 60) -> int | None:
+    """Send ``sig`` and wait; the exit code, or None when it had to be killed."""
+    if proc.poll() is not None:
+        return proc.returncode
+    proc.send_signal(sig)  # the CLI stops its server and the store it started
+    try:
+        return proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+        return None
+
+
 @pytest.fixture(scope="module")
 def viewer(env: dict[str, str], examples_file: Path) -> Iterator[str]:
     """`covr view FILE --port 0` as its own process; yields its URL; stopped even on failure."""
     log = examples_file.with_name("view.log")
-    handle = log.open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "covr.cli.main", "view", str(examples_file), "--no-browser"],
-        env={**os.environ, **env, "COVR_VIEW_PORT": "0"},
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    proc, url = _start_view(env, examples_file, log)
     try:
-        url = ""
-        deadline = time.monotonic() + 120
-        while not url and time.monotonic() < deadline:
-            found = re.search(r"covr view: (http://127\.0\.0\.1:\d+/)", log.read_text())
-            if found:
-                url = found.group(1)
-            elif proc.poll() is not None:
-                break
-            else:
-                time.sleep(0.2)
         assert url, f"covr view did not start:\n{log.read_text()}"
         yield url
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # the CLI stops its server and the store it started
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        handle.close()
+        _stop(proc)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_view_stops_cleanly_on_ctrl_c_or_sigterm(
+    env: dict[str, str], examples_file: Path, tmp_path: Path, sig: int
+) -> None:
+    """Started as a background job (SIGINT ignored), `covr view` still stops on Ctrl-C, and on
+    a service manager's SIGTERM, closing what it opened (it once sat out a 60 s timeout here)."""
+    log = tmp_path / "view.log"
+    proc, url = _start_view(env, examples_file, log, sigint_ignored=True)
+    try:
+        assert url, f"covr view did not start:\n{log.read_text()}"
+    finally:
+        code = _stop(proc, sig, wait=20)
+    assert code == 0, f"exit {code} after {signal.Signals(sig).name}:\n{log.read_text()}"
+    assert "Traceback" not in log.read_text()
 
 
 @pytest.fixture(scope="module")
