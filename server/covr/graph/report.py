@@ -15,6 +15,11 @@ from covr.graph.store import SCHEMA_VERSION, GraphStore
 from covr.settings import Backend, Settings
 
 COUNT_FIELDS = ("images", "objects", "attributes", "relations", "relmods")
+EMBEDDED_KEYS = (
+    "data_dir", "socket", "pid", "mode", "snapshot", "snapshot_exists", "log",
+    "restarts", "hung_starts",  # of this process's own start
+)  # fmt: skip
+"""What ``covr doctor`` shows of the embedded server's health details."""
 
 
 def _version(package: str) -> str:
@@ -78,20 +83,7 @@ def doctor_report(store: GraphStore, settings: Settings) -> dict[str, Any]:
         "problems": [],
     }
     if settings.backend is Backend.EMBEDDED:
-        report["embedded"] = {
-            k: health.details.get(k)
-            for k in (
-                "data_dir",
-                "socket",
-                "pid",
-                "mode",
-                "snapshot",
-                "snapshot_exists",
-                "log",
-                "restarts",
-                "hung_starts",
-            )
-        }
+        report["embedded"] = {k: health.details.get(k) for k in EMBEDDED_KEYS}
     elif settings.backend is Backend.MANAGED_NEO4J:
         report["managed_neo4j"] = {
             k: health.details.get(k)
