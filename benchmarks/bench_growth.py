@@ -21,7 +21,10 @@ and scale (synthetic GQA-format val sets, ``bench_backends.synthetic_file``; 850
    of the one worker; share of the wall inside ``store.read``. Medians over the repeats. When
    the sample's rate says every image of the scale fits in ``--full-under`` seconds, one more run
    covers every image (the issue's "over every image"); the JSON says which was done
-   (``generate_over``) and the estimate for every image otherwise.
+   (``generate_over``) and the estimate for every image otherwise. ``--warm-sample K`` first
+   lets each run's lookup generate over K other images of the smallest set (untimed, the same
+   images at every scale): the steady state of a long run, whose caches and per-name work are
+   shared by all of its images, instead of a new process's first minute.
 3. **balance + export**: ``covr balance`` and ``covr export --format parquet`` on the generated
    file, each a subprocess: wall and its own peak RSS (``VmHWM`` read by the child at exit).
 
@@ -34,7 +37,8 @@ up; the plot (``--plot``; ``--plot-only`` redraws it from the JSON) shows per-qu
 against scale, one line per backend, and the 1.5x bound relative to 0.01x.
 
 Run: ``.venv/bin/python benchmarks/bench_growth.py [--backends falkordb neo4j]
-[--scales 0.01 0.1 1] [--sample 200] [--repeats 3] [--full-under 0] [--profile]``.
+[--scales 0.01 0.1 1] [--sample 200] [--warm-sample 0] [--repeats 3] [--full-under 0]
+[--profile]``.
 """
 
 from __future__ import annotations
@@ -95,21 +99,36 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5\n")
 
 
-def sample_ids(args: argparse.Namespace, plain: Settings) -> list[str]:
-    """``--sample`` ids of the smallest scale's images (every larger set contains them)."""
+def sample_ids(args: argparse.Namespace, plain: Settings) -> tuple[list[str], list[str]]:
+    """``--sample`` ids of the smallest scale's images (every larger set contains them), and
+    ``--warm-sample`` other ids of them for the steady-state warm-up."""
     smallest = round(min(args.scales) * GQA_IMAGES)
     path = synthetic_file(args.work, smallest, args.seed)
     ids = sorted(s.image_id for s in read_scenes(path, plain))
-    if args.sample > len(ids):
-        raise SystemExit(f"--sample {args.sample} exceeds the {len(ids)} images of the smallest")
-    return sorted(random.Random(args.seed).sample(ids, args.sample))
+    if args.sample + args.warm_sample > len(ids):
+        raise SystemExit(
+            f"--sample {args.sample} + --warm-sample {args.warm_sample} exceed the {len(ids)} "
+            "images of the smallest scale"
+        )
+    sample = sorted(random.Random(args.seed).sample(ids, args.sample))
+    chosen = set(sample)
+    rest = [i for i in ids if i not in chosen]
+    return sample, sorted(random.Random(args.seed + 1).sample(rest, args.warm_sample))
 
 
 def generate_once(
-    store: GraphStore, settings: Settings, ids: list[str] | None, seed: int, out: Path
+    store: GraphStore,
+    settings: Settings,
+    ids: list[str] | None,
+    seed: int,
+    out: Path,
+    warm_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """One ``covr generate`` (default lookup, one worker) over ``ids`` (None: every image of the
-    split), with a fresh lookup: set-up and generation timed apart."""
+    split), with a fresh lookup: set-up and generation timed apart. With ``warm_ids`` the
+    lookup first generates over those images (untimed, output dropped): the steady state of a
+    run over every image, whose per-name work (exclusivity decisions, image lists) and caches
+    are shared by all of its images, instead of a new process's first minute."""
     pid = server_pid(store)
     started = time.perf_counter()
     lookup, missing = serving_lookup(RelatedLookups(store, settings))
@@ -119,6 +138,10 @@ def generate_once(
     setup_s = time.perf_counter() - started
     sources = every if ids is None else ids
     options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    started = time.perf_counter()
+    for _ in iter_examples(provider, options, warm_ids or [], dropped=Counter()):
+        pass
+    warm_s = time.perf_counter() - started
     meter = ReadMeter(store)
     examples: list[dict[str, Any]] = []
 
@@ -140,6 +163,8 @@ def generate_once(
         "sources": len(sources),
         "questions": n,
         "setup_s": round(setup_s, 2),
+        "warm_sources": len(warm_ids or []),
+        "warm_s": round(warm_s, 2),
         "wall_s": round(wall, 2),
         "ms_per_question": round(1000 * wall / per, 3),
         "client_cpu_ms_per_question": round(1000 * client / per, 3),
@@ -154,12 +179,18 @@ def generate_once(
 
 
 def profile_once(
-    store: GraphStore, settings: Settings, ids: list[str], seed: int, out: Path, top: int = 25
+    store: GraphStore,
+    settings: Settings,
+    ids: list[str],
+    seed: int,
+    out: Path,
+    warm_ids: list[str],
+    top: int = 25,
 ) -> list[str]:
     """cProfile of one generation run: the top cumulative entries, as pstats prints them."""
     prof = cProfile.Profile()
     prof.enable()
-    generate_once(store, settings, ids, seed, out)
+    generate_once(store, settings, ids, seed, out, warm_ids)
     prof.disable()
     text = io.StringIO()
     pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(top)
@@ -224,7 +255,11 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def measure(
-    backend: BackendName, scale: float, ids: list[str], args: argparse.Namespace
+    backend: BackendName,
+    scale: float,
+    ids: list[str],
+    warm_ids: list[str],
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     """Every stage for one (backend, scale) in a fresh data directory."""
     images = round(scale * GQA_IMAGES)
@@ -253,7 +288,7 @@ def measure(
         out = data_dir / "generated.jsonl"
         runs = []
         for repeat in range(args.repeats):
-            runs.append(generate_once(store, settings, ids, args.seed, out))
+            runs.append(generate_once(store, settings, ids, args.seed, out, warm_ids))
             log(f"{backend} {scale:g}x generate {repeat + 1}: {json.dumps(runs[-1])}")
         row["generate"] = median_run(runs)
         per_image = row["generate"]["wall_s"] / len(ids)
@@ -265,7 +300,7 @@ def measure(
             row["generate_over"] = "every image"
         if args.profile and scale == max(args.scales):
             prof_out = data_dir / "profiled.jsonl"
-            row["profile_top"] = profile_once(store, settings, ids, args.seed, prof_out)
+            row["profile_top"] = profile_once(store, settings, ids, args.seed, prof_out, warm_ids)
             shutil.copy(prof_out.with_suffix(".prof"), args.work / f"growth-{backend}.prof")
         row["finish"] = stage_finish(out, data_dir)
         row["server_peak_rss_mb"] = round(peak_rss_mb(pid))
@@ -398,6 +433,12 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=200, help="Source images, every scale.")
     parser.add_argument("--repeats", type=int, default=3, help="Generation runs per scale.")
     parser.add_argument(
+        "--warm-sample",
+        type=int,
+        default=0,
+        help="Other source images each run's lookup generates over first, untimed (steady state).",
+    )
+    parser.add_argument(
         "--full-under", type=float, default=0.0, help="Every image when estimated <= S seconds."
     )
     parser.add_argument("--profile", action="store_true", help="cProfile at the largest scale.")
@@ -416,9 +457,9 @@ def main() -> None:
     rows: list[dict[str, Any]] = report.get("rows", [])
     if args.only:
         args.work.mkdir(parents=True, exist_ok=True)
-        ids = sample_ids(args, settings_for("falkordb", args.work, args))
+        ids, warm_ids = sample_ids(args, settings_for("falkordb", args.work, args))
         backend, scale = args.only[0], float(args.only[1])
-        row = measure(backend, scale, ids, args)
+        row = measure(backend, scale, ids, warm_ids, args)
         args.row_out.write_text(json.dumps(row) + "\n")
         return
     if not args.plot_only:
