@@ -40,6 +40,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +99,27 @@ def _load(work: Path, images: int) -> tuple[Any, Any, list[dict[str, Any]]]:
     return store, settings, [r for r in pool if r["rpc"] == "related"]
 
 
+def _block(
+    repeats: int,
+    pool: list[dict[str, Any]],
+    call: Callable[[dict[str, Any]], Any],
+    cpu_s: Callable[[], float],
+    db_cpu_s: Callable[[], float],
+) -> tuple[float, float, float]:
+    """``repeats`` calls per pool request: wall, ``cpu_s`` and graph-server CPU per call (ms)."""
+    n = repeats * len(pool)
+    cpu, db, began = cpu_s(), db_cpu_s(), time.perf_counter()
+    for _ in range(repeats):
+        for request in pool:
+            call(request)
+    per = 1000 / n
+    return (
+        (time.perf_counter() - began) * per,
+        (cpu_s() - cpu) * per,
+        (db_cpu_s() - db) * per,
+    )
+
+
 def measure(images: int, blocks: int) -> dict[str, Any]:
     """Step 1 of the module docstring, in the current tree; medians over the blocks."""
     bs = _tree_bench()
@@ -139,28 +162,24 @@ def measure(images: int, blocks: int) -> dict[str, Any]:
                 bs._grpc_call(stub, r, 9)
                 lookup.related(r["key"], seed=r["seed"] + 9, limit=20)
             time.sleep(2)
+            serve_cpu = partial(_proc_cpu_s, server.pid)
+            db_cpu = partial(_proc_cpu_s, db_pid)
+            rpc = partial(bs._grpc_call, stub)
             for _ in range(blocks):
-                n, cpu, db, began = (
-                    0,
-                    _proc_cpu_s(server.pid),
-                    _proc_cpu_s(db_pid),
-                    time.perf_counter(),
+                wall, cpu, db = _block(20, pool, lambda r: rpc(r, 9), serve_cpu, db_cpu)
+                blocks_out["rpc_wall_ms"].append(wall)
+                blocks_out["rpc_cpu_ms"].append(cpu)
+                blocks_out["db_cpu_per_rpc_ms"].append(db)
+                wall, cpu, db = _block(
+                    60,
+                    pool,
+                    lambda r: lookup.related(r["key"], seed=r["seed"] + 9, limit=20),
+                    time.thread_time,
+                    db_cpu,
                 )
-                for _ in range(20):
-                    for r in pool:
-                        bs._grpc_call(stub, r, 9)
-                        n += 1
-                blocks_out["rpc_wall_ms"].append((time.perf_counter() - began) / n * 1000)
-                blocks_out["rpc_cpu_ms"].append((_proc_cpu_s(server.pid) - cpu) / n * 1000)
-                blocks_out["db_cpu_per_rpc_ms"].append((_proc_cpu_s(db_pid) - db) / n * 1000)
-                n, cpu, db, began = 0, time.thread_time(), _proc_cpu_s(db_pid), time.perf_counter()
-                for _ in range(60):
-                    for r in pool:
-                        lookup.related(r["key"], seed=r["seed"] + 9, limit=20)
-                        n += 1
-                blocks_out["lib_wall_ms"].append((time.perf_counter() - began) / n * 1000)
-                blocks_out["lib_cpu_ms"].append((time.thread_time() - cpu) / n * 1000)
-                blocks_out["db_cpu_per_lib_ms"].append((_proc_cpu_s(db_pid) - db) / n * 1000)
+                blocks_out["lib_wall_ms"].append(wall)
+                blocks_out["lib_cpu_ms"].append(cpu)
+                blocks_out["db_cpu_per_lib_ms"].append(db)
         store.close()
     finally:
         if server is not None and server.poll() is None:
