@@ -14,10 +14,13 @@ time), each in a fresh data directory:
 3. **related**: ``RelatedLookup.related(g, max_distance=2, per_signature=5, positives_limit=5)``
    as in ``bench_related``: ``warm()`` (timed apart), a cold pass (seed 1), then ``--passes`` warm
    passes with other seeds (result-cache misses, candidate lists cached); p50/p95 of the warm
-   passes; store reads (round trips) and milliseconds inside ``store.read`` per lookup;
+   passes, the p50 of each pass (the JSON's ``related_p50_by_pass_ms``: Neo4j's JVM is still
+   compiling after the first passes), store reads (round trips) and milliseconds inside
+   ``store.read`` per lookup, in all and by statement kind (``related_statements_per_warm_lookup``);
 4. **questions** (scales in ``--question-scales``): ``covr.questions.generate.generate`` over
    ``StoreRelated`` (what ``covr generate --lookup store`` runs), one worker, a fresh lookup (as a
-   new process has), for the ``--sources`` first images: questions/s;
+   new process has), for the ``--sources`` first images: questions/s; then again with another
+   fresh lookup on the same server (``questions_again_per_s``: the JVM compiled by then);
 5. **restart**: the store is closed (server stopped) and opened again: seconds to the first
    answered ``admin/ping`` and to a warmed lookup (image table and vocabularies read);
 6. **memory**: RSS of the server process (the redis-server pid, the java pid: ``server.json``)
@@ -99,6 +102,7 @@ ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("related_server_cpu_ms_per_lookup", "related: server CPU per warm lookup", "ms", False),
     ("related_warm_up_s", "related: lookup.warm()", "s", False),
     ("questions_per_s", "questions/s (1 worker)", "/s", True),
+    ("questions_again_per_s", "questions/s, again on the same server", "/s", True),
     ("questions_reads_per_question", "questions: store reads per question", "", False),
     ("questions_store_share", "questions: share of time in store.read", "", False),
     ("start_s", "start, empty store, to first answer", "s", False),
@@ -168,6 +172,8 @@ class ReadMeter:
         self.calls = 0
         self.seconds = 0.0
         self.texts: set[str] = set()
+        self.kinds: dict[str, list[float]] = {}
+        """statement name (``read_many`` of a name for a batch) -> [calls, seconds]"""
         self._real: Callable[..., Any] = store.read
         self._real_many: Callable[..., Any] = store.read_many
         self._inside_many = False
@@ -183,9 +189,11 @@ class ReadMeter:
             try:
                 return real(query, params, **kw)
             finally:
-                self.texts.add(as_statement(query).text)
+                statement = as_statement(query)
+                self.texts.add(statement.text)
                 self.calls += 1
                 self.seconds += time.perf_counter() - started
+                self._tally(statement.name, time.perf_counter() - started)
 
         def counting_many(statements: Any, **kw: Any) -> Any:
             batch = list(statements)
@@ -198,6 +206,9 @@ class ReadMeter:
                 self.texts.update(as_statement(q).text for q, _ in batch)
                 self.calls += len(batch)
                 self.seconds += time.perf_counter() - started
+                if batch:
+                    name = as_statement(batch[0][0]).name
+                    self._tally(f"read_many of {name}", time.perf_counter() - started)
 
         self.store.read = counting  # type: ignore[method-assign]
         self.store.read_many = counting_many  # type: ignore[method-assign]
@@ -207,8 +218,23 @@ class ReadMeter:
             self.store.read = real  # type: ignore[method-assign]
             self.store.read_many = real_many  # type: ignore[method-assign]
 
+    def _tally(self, kind: str, seconds: float) -> None:
+        entry = self.kinds.setdefault(kind, [0, 0.0])
+        entry[0] += 1
+        entry[1] += seconds
+
     def mark(self) -> tuple[int, float]:
         return self.calls, self.seconds
+
+    def per_lookup(self, lookups: int) -> dict[str, dict[str, float]]:
+        """Calls and milliseconds per lookup by statement kind, dearest first (which statement
+        to work on; Neo4j's built statements are all ``<inline>``, their rounds ``(then
+        checked)``)."""
+        ranked = sorted(self.kinds.items(), key=lambda kv: -kv[1][1])
+        return {
+            kind: {"calls": round(calls / lookups, 2), "ms": round(1000 * sec / lookups, 2)}
+            for kind, (calls, sec) in ranked
+        }
 
 
 def open_timed(settings: Settings) -> tuple[GraphStore, float]:
@@ -262,12 +288,14 @@ def phase_related(
         out["related_warm_up_s"] = round(time.perf_counter() - started, 3)
         times: dict[str, list[float]] = {"cold": [], "warm": []}
         answers: list[Any] = []
+        pass_p50: list[float] = []
         reads_before, cpu_before = meter.mark(), 0.0
         for seed in range(1, passes + 2):
             label = "cold" if seed == 1 else "warm"
             if seed == 2:
                 reads_before, cpu_before = meter.mark(), cpu_s(pid)
                 cold_texts = set(meter.texts)
+                meter.kinds.clear()
             for g in queries:
                 t0 = time.perf_counter()
                 result = lookup.related(
@@ -276,6 +304,7 @@ def phase_related(
                 times[label].append(time.perf_counter() - t0)
                 if seed == 2:
                     answers.append(_answer(result))
+            pass_p50.append(round(1000 * statistics.median(times[label][-len(queries) :]), 2))
         warm_reads = (meter.calls - reads_before[0], meter.seconds - reads_before[1])
         warm_cpu = cpu_s(pid) - cpu_before
     warm = times["warm"]
@@ -293,41 +322,61 @@ def phase_related(
             "related_texts_cold": len(cold_texts),
             "related_new_texts_warm": len(meter.texts - cold_texts),
             "related_answers": digest(answers),
+            # a JVM keeps compiling for thousands of lookups: the trend says whether the warm
+            # passes measured a steady state
+            "related_p50_by_pass_ms": pass_p50,
+            "related_statements_per_warm_lookup": meter.per_lookup(len(warm)),
         }
     )
     return out
 
 
-def phase_questions(
-    store: GraphStore, settings: Settings, ids: Sequence[str], seed: int
-) -> dict[str, Any]:
-    """Questions for ``ids`` through the store lookup, as a fresh ``covr generate`` would."""
-    pid = server_pid(store)
+def _generate_once(
+    store: GraphStore, settings: Settings, ids: Sequence[str], seed: int, meter: ReadMeter
+) -> tuple[list[Any], float, float, int, float]:
+    """One ``covr generate`` over ``ids`` with a fresh lookup: (examples, seconds, warm-up
+    seconds, reads, seconds inside reads)."""
     lookup = RelatedLookup(store, settings=settings)
     provider = StoreRelated(lookup, {SPLIT: list(ids)})
     options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    started = time.perf_counter()
+    lookup.warm()
+    warm_up = time.perf_counter() - started
+    reads = meter.mark()
+    started = time.perf_counter()
+    examples = list(generate(provider, options, list(ids), workers=1))
+    seconds = time.perf_counter() - started
+    return examples, seconds, warm_up, meter.calls - reads[0], meter.seconds - reads[1]
+
+
+def phase_questions(
+    store: GraphStore, settings: Settings, ids: Sequence[str], seed: int
+) -> dict[str, Any]:
+    """Questions for ``ids`` through the store lookup, as a fresh ``covr generate`` would; then
+    once more with another fresh lookup on the same server: a first run on a just-started
+    Neo4j is mostly its JVM compiling (a served store is not restarted per run)."""
+    pid = server_pid(store)
     meter = ReadMeter(store)
     load_before = load_average()
     with meter.installed():
-        started = time.perf_counter()
-        lookup.warm()
-        warm_up = time.perf_counter() - started
         server_cpu, client_cpu = cpu_s(pid), time.process_time()
-        reads = meter.mark()
-        started = time.perf_counter()
-        examples = list(generate(provider, options, list(ids), workers=1))
-        seconds = time.perf_counter() - started
-        calls, spent = meter.calls - reads[0], meter.seconds - reads[1]
+        examples, seconds, warm_up, calls, spent = _generate_once(store, settings, ids, seed, meter)
+        server_cpu, client_cpu = cpu_s(pid) - server_cpu, time.process_time() - client_cpu
+        again, again_s, _, _, again_spent = _generate_once(store, settings, ids, seed, meter)
+    if digest(again) != digest(examples):
+        raise SystemExit("a second generation on the same store gave other examples")
     return {
         "questions_sources": len(ids),
         "questions": len(examples),
         "questions_s": round(seconds, 2),
         "questions_per_s": round(len(examples) / seconds, 1),
+        "questions_again_per_s": round(len(again) / again_s, 1),
+        "questions_again_store_share": round(again_spent / again_s, 3),
         "questions_warm_up_s": round(warm_up, 3),
         "questions_reads_per_question": round(calls / max(1, len(examples)), 2),
         "questions_store_share": round(spent / seconds, 3),
-        "questions_server_cpu_s": round(cpu_s(pid) - server_cpu, 2),
-        "questions_client_cpu_s": round(time.process_time() - client_cpu, 2),
+        "questions_server_cpu_s": round(server_cpu, 2),
+        "questions_client_cpu_s": round(client_cpu, 2),
         "questions_two_answer_share": round(two_answer_share(examples), 3),
         "questions_examples": digest(examples),
         "questions_load_average": load_before,
