@@ -189,11 +189,12 @@ class ReadMeter:
             try:
                 return real(query, params, **kw)
             finally:
+                elapsed = time.perf_counter() - started
                 statement = as_statement(query)
                 self.texts.add(statement.text)
                 self.calls += 1
-                self.seconds += time.perf_counter() - started
-                self._tally(statement.name, time.perf_counter() - started)
+                self.seconds += elapsed
+                self._tally(statement.name, elapsed)
 
         def counting_many(statements: Any, **kw: Any) -> Any:
             batch = list(statements)
@@ -203,12 +204,12 @@ class ReadMeter:
                 return real_many(batch, **kw)
             finally:
                 self._inside_many = False
+                elapsed = time.perf_counter() - started
                 self.texts.update(as_statement(q).text for q, _ in batch)
                 self.calls += len(batch)
-                self.seconds += time.perf_counter() - started
+                self.seconds += elapsed
                 if batch:
-                    name = as_statement(batch[0][0]).name
-                    self._tally(f"read_many of {name}", time.perf_counter() - started)
+                    self._tally(f"read_many of {as_statement(batch[0][0]).name}", elapsed)
 
         self.store.read = counting  # type: ignore[method-assign]
         self.store.read_many = counting_many  # type: ignore[method-assign]

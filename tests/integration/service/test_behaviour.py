@@ -42,25 +42,23 @@ class RecordingStore(DeadlineStore):
     def __init__(self, inner: Any, delay: float = 0.0) -> None:
         super().__init__(inner, lambda: None, cap=1e9)
         self.delay = delay
-        self.timeouts: list[float | None] = []
-        self.threads: list[str] = []
-        self.queries: list[str] = []
+        self.log: list[tuple[float | None, str, str]] = []
+        """(timeout, thread, statement) of every read so far: what a failed check shows."""
+
+    @property
+    def timeouts(self) -> list[float | None]:
+        return [timeout for timeout, _, _ in self.log]
 
     def reads(self) -> list[tuple[float | None, str, str]]:
-        """(timeout, thread, statement) of every read so far: what a failed check shows."""
-        return list(zip(self.timeouts, self.threads, self.queries, strict=True))
+        return list(self.log)
 
     def forget(self) -> None:
-        self.timeouts.clear()
-        self.threads.clear()
-        self.queries.clear()
+        self.log.clear()
 
     def read(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> list[Row]:
-        self.timeouts.append(timeout)
-        self.threads.append(threading.current_thread().name)
-        self.queries.append(as_statement(query).name)
+        self.log.append((timeout, threading.current_thread().name, as_statement(query).name))
         if self.delay:
             time.sleep(self.delay)
         return self.inner.read(query, params, timeout=timeout)
