@@ -85,8 +85,9 @@ def model_presence_filter(
     """A ``PresenceFilter`` that keeps the distractors in which ``g`` is *not* likely present.
 
     ``scenes_of`` reads the candidates' scene graphs, all of one call at once (the lookup's
-    :meth:`~covr.related.lookup.RelatedLookup.scene_graphs`: one cached, batched read instead
-    of a store round trip per candidate, which was most of a cold lookup). A candidate whose
+    :meth:`~covr.related.lookup.RelatedLookup.presence_views`: one cached, batched read of the
+    fields the features use, instead of a store round trip per candidate, which was most of a
+    cold lookup). A candidate whose
     image is gone from the store by then is dropped: it can no longer be shown. ``thresholds``
     override the model's calibrated per-type thresholds (missing types keep the calibrated
     value).
@@ -157,7 +158,7 @@ class RelatedLookups:
         if presence is not None:
             thresholds = parse_thresholds(self.settings.related_presence_thresholds)
             lookup.presence_filter = model_presence_filter(
-                presence, lookup.scene_graphs, thresholds
+                presence, lookup.presence_views, thresholds
             )
         log.info("related lookup ready (%s)", version)
         return lookup

@@ -40,7 +40,7 @@ from covr.related.names import Concretes, NameTables
 from covr.related.search import Request, Search
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
-from covr.scene.records import from_store_record
+from covr.scene.records import from_store_record, view_from_store_record
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings, get_settings
 
@@ -73,6 +73,7 @@ class SceneReader:
         self.store = store
         self.batch = batch
         self._cache: LRU[str, SceneGraph] = LRU(cache_size)
+        self._views: LRU[str, SceneGraph] = LRU(cache_size)
 
     def one(self, image_id: str) -> SceneGraph:
         """The stored scene graph of ``image_id`` read now; :class:`UnknownImage` when absent."""
@@ -123,8 +124,34 @@ class SceneReader:
                 found[graph.image_id] = graph
         return {i: found[i] for i in wanted if i in found}  # request order, not the store's
 
+    def views(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
+        """What the presence model reads of these images (absent ids left out): a cached whole
+        scene graph, else a partial one (:func:`covr.scene.records.view_from_store_record`),
+        kept in a cache of its own so that it is never served as a scene graph.
+
+        Why: at 1x GQA the presence filter judges candidates spread over the whole store, so
+        nearly every one is a first read, and reading only the fields its features use halves
+        the statement's cost (docs/scale.md, "Cost growth")."""
+        found: dict[str, SceneGraph] = {}
+        missing: list[str] = []
+        wanted = list(dict.fromkeys(image_ids))
+        for image_id in wanted:
+            hit = self._cache.get(image_id) or self._views.get(image_id)
+            if hit is None:
+                missing.append(image_id)
+            else:
+                found[image_id] = hit
+        for start in range(0, len(missing), self.batch):
+            chunk = missing[start : start + self.batch]
+            for row in self.store.read(catalog.get("match/scene_views"), {"ids": chunk}):
+                view = view_from_store_record(row)
+                self._views.put(view.image_id, view)
+                found[view.image_id] = view
+        return {i: found[i] for i in wanted if i in found}
+
     def clear(self) -> None:
         self._cache.clear()
+        self._views.clear()
 
 
 class _SharedLock:
@@ -304,6 +331,13 @@ class RelatedLookup:
         """
         with self._lock.shared():
             return self.scenes.many(image_ids)
+
+    def presence_views(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
+        """What the presence model reads of these images (:meth:`SceneReader.views`), as of the
+        store generation this lookup saw last (the presence filter runs inside a lookup, which
+        has just checked it)."""
+        with self._lock.shared():
+            return self.scenes.views(image_ids)
 
     def refresh(self) -> None:
         """Check the store's generation now (one query) and drop every cache if it changed.

@@ -145,6 +145,31 @@ def to_store_row(graph: SceneGraph) -> dict[str, Any]:
     }
 
 
+def view_from_store_record(record: Mapping[str, Any]) -> SceneGraph:
+    """The partial scene graph of one row of ``cypher/match/scene_views``: objects with their
+    ids, names and attributes, relations as (subject, name, object) with no id or rel-mods,
+    and no image size or extras. Only for readers of exactly those fields (the presence
+    model's features); it is never cached or returned as an image's scene graph."""
+    source, _, original_id = str(record["id"]).partition(":")
+    objects = [
+        Object(id=str(o["id"]), name=str(o["name"]), attributes=_strings(o.get("attributes")))
+        for o in record.get("objects") or []
+        if o and o.get("id") is not None
+    ]
+    relations = [
+        Relation(id="", name=str(r["name"]), subject=str(r["subject"]), object=str(r["object"]))
+        for r in record.get("relations") or []
+        if r and r.get("name") is not None
+    ]
+    return SceneGraph(
+        source=source,
+        original_id=original_id,
+        split=str(record.get("split") or ""),
+        objects=tuple(objects),
+        relations=tuple(relations),
+    )
+
+
 def _strings(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()

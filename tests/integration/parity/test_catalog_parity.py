@@ -207,6 +207,7 @@ PARAMETERS: dict[str, ParamSource] = {
     "load/scene_graphs": _ids_some_missing,
     "load/create_images": _create_images,
     "match/scene_graphs": _ids_some_missing,
+    "match/scene_views": _ids_some_missing,
     "match/scene_graph": lambda data: [{"image_id": i} for i in [*data.ids[:8], MISSING]],
     "match/related/postings_object": _by_name("object"),
     "match/related/postings_relation": _by_name("relation"),

@@ -154,6 +154,83 @@ def test_batched_statement_reads_what_the_single_image_one_reads(
     assert batched["test:3"].relations[0].mods
 
 
+def _view_fields(graph: SceneGraph) -> tuple[Any, ...]:
+    """What the presence model's features read of a scene graph (order-free)."""
+    objects = sorted((o.id, o.name, tuple(sorted(o.attributes))) for o in graph.objects)
+    relations = sorted((r.subject, r.name, r.object) for r in graph.relations)
+    return graph.image_id, objects, relations
+
+
+def test_presence_views_hold_what_the_features_read_and_never_pass_for_scene_graphs(
+    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    odd = [
+        scene(1, []),  # no objects
+        scene(2, [("dog", ["brown", "small"])]),  # no relations
+        scene(
+            3,
+            [("man", []), ("paper", []), ("wall", []), ("stapler", [])],
+            [(0, "stapling", 1, [("onto", 2), ("using", 3)]), (3, "near", 2)],
+        ),
+        scene(4, [("cup", []), ("cup", ["red"])], [(0, "next to", 1), (1, "next to", 0)]),
+        scene(5, [("'}) DETACH DELETE n //", ['"quoted"'])], split="train"),
+    ]
+    scenes = odd + list(synthetic.generate(30, seed=6, split="val"))
+    put(store, scenes)
+    small = settings.model_copy(update={"related_scene_batch": 4})
+    lookup = RelatedLookup(store, settings=small)
+    lookup.refresh()
+    statements: list[str] = []
+    real_read = store.read
+
+    def counting_read(query: Any, params: Any = None, **kw: Any) -> list[dict[str, Any]]:
+        statements.append(getattr(query, "name", "<inline>"))
+        return real_read(query, params, **kw)
+
+    monkeypatch.setattr(store, "read", counting_read)
+    ids = [s.image_id for s in scenes]
+    views = lookup.presence_views([*ids[:10], "test:absent", ids[0]])
+    assert statements == ["match/scene_views"] * 3  # 11 distinct ids, 4 per statement
+    assert list(views) == ids[:10]
+    assert [_view_fields(v) for v in views.values()] == [_view_fields(s) for s in scenes[:10]]
+    assert views["test:5"].split == "train"
+    statements.clear()
+    assert lookup.presence_views(ids[:10]) == views
+    assert statements == []  # cached
+    # a view is never served as the scene graph: the whole graph is read, boxes and rel-mods in
+    full_graphs = lookup.scene_graphs(ids[:10])
+    assert statements == ["match/scene_graphs"] * 3
+    assert full_graphs == {s.image_id: s for s in scenes[:10]}
+    assert full_graphs["test:3"].relations[0].mods
+    # ...and a cached whole graph serves as the view without a read
+    statements.clear()
+    whole = lookup.presence_views(ids[:4])
+    assert statements == []
+    assert whole == {s.image_id: s for s in scenes[:4]}
+
+
+def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings) -> None:
+    g = Subgraph.from_key("woman-(holding)->phone")
+    put(
+        store,
+        [
+            scene(1, [("woman", []), ("phone", [])], [(0, "holding", 1)]),
+            scene(3, [("man", []), ("phone", [])], [(0, "holding", 1)]),
+        ],
+    )
+    lookup = build_lookup(store, settings, model=True)
+    full(lookup, g, 2)  # the filter has read test:3's view, if the match found it
+    assert [o.name for o in lookup.presence_views(["test:3"])["test:3"].objects] == [
+        "man",
+        "phone",
+    ]
+    changed = scene(3, [("woman", ["tall"]), ("phone", []), ("table", [])], [(0, "holding", 1)])
+    put(store, [changed])  # the loader's replace + a new statistics generation
+    full(lookup, g, 2)  # sees the new generation and drops every cache
+    view = lookup.presence_views(["test:3"])["test:3"]
+    assert _view_fields(view) == _view_fields(changed)
+
+
 def test_bad_image_ids_are_refused(store: GraphStore, settings: Settings) -> None:
     lookup = RelatedLookup(store, settings=settings)
     with pytest.raises(RelatedError) as err:
