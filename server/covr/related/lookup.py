@@ -13,7 +13,7 @@ store's name-statistics generation changes (every completed load bumps it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -106,23 +106,10 @@ class SceneReader:
 
     def cached(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
         """:meth:`many` without argument checks (ids the lookup produced itself)."""
-        found: dict[str, SceneGraph] = {}
-        missing: list[str] = []
-        wanted = list(dict.fromkeys(image_ids))
-        for image_id in wanted:
-            hit = self._cache.get(image_id)
-            if hit is None:
-                missing.append(image_id)
-            else:
-                found[image_id] = hit
-        for start in range(0, len(missing), self.batch):
-            chunk = missing[start : start + self.batch]
-            # the batched form of match/scene_graph: same row shape, one row per image present
-            for row in self.store.read(catalog.get("match/scene_graphs"), {"ids": chunk}):
-                graph = from_store_record(row)
-                self._cache.put(graph.image_id, graph)
-                found[graph.image_id] = graph
-        return {i: found[i] for i in wanted if i in found}  # request order, not the store's
+        # the batched form of match/scene_graph: same row shape, one row per image present
+        return self._read_through(
+            image_ids, self._cache.get, self._cache, "match/scene_graphs", from_store_record
+        )
 
     def views(self, image_ids: Sequence[str]) -> dict[str, SceneGraph]:
         """What the presence model reads of these images (absent ids left out): a cached whole
@@ -132,21 +119,40 @@ class SceneReader:
         Why: at 1x GQA the presence filter judges candidates spread over the whole store, so
         nearly every one is a first read, and reading only the fields its features use halves
         the statement's cost (docs/scale.md, "Cost growth")."""
+
+        def known(image_id: str) -> SceneGraph | None:
+            return self._cache.get(image_id) or self._views.get(image_id)
+
+        return self._read_through(
+            image_ids, known, self._views, "match/scene_views", view_from_store_record
+        )
+
+    def _read_through(
+        self,
+        image_ids: Sequence[str],
+        known: Callable[[str], SceneGraph | None],
+        keep: LRU[str, SceneGraph],
+        statement: str,
+        convert: Callable[[Mapping[str, Any]], SceneGraph],
+    ) -> dict[str, SceneGraph]:
+        """``image_ids`` (duplicates once, absent ones left out, in request order, not the
+        store's): the ones ``known`` has, the rest read with ``statement`` (``$ids``, one
+        statement per ``COVR_RELATED_SCENE_BATCH`` ids) and kept in ``keep``."""
         found: dict[str, SceneGraph] = {}
         missing: list[str] = []
         wanted = list(dict.fromkeys(image_ids))
         for image_id in wanted:
-            hit = self._cache.get(image_id) or self._views.get(image_id)
+            hit = known(image_id)
             if hit is None:
                 missing.append(image_id)
             else:
                 found[image_id] = hit
         for start in range(0, len(missing), self.batch):
             chunk = missing[start : start + self.batch]
-            for row in self.store.read(catalog.get("match/scene_views"), {"ids": chunk}):
-                view = view_from_store_record(row)
-                self._views.put(view.image_id, view)
-                found[view.image_id] = view
+            for row in self.store.read(catalog.get(statement), {"ids": chunk}):
+                graph = convert(row)
+                keep.put(graph.image_id, graph)
+                found[graph.image_id] = graph
         return {i: found[i] for i in wanted if i in found}
 
     def clear(self) -> None:

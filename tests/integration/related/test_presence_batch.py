@@ -101,14 +101,8 @@ def full_unfiltered(lookup: RelatedLookup, g: Subgraph) -> Any:
     )
 
 
-def test_one_read_per_chunk_and_cache_hits_read_nothing(
-    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scenes = list(synthetic.generate(40, seed=5, split="val"))
-    put(store, scenes)
-    small = settings.model_copy(update={"related_scene_batch": 3, "related_cache_scenes": 100})
-    lookup = RelatedLookup(store, settings=small)
-    lookup.refresh()
+def _count_statements(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the statements ``store.read`` runs from now on (in this test)."""
     statements: list[str] = []
     real_read = store.read
 
@@ -117,6 +111,34 @@ def test_one_read_per_chunk_and_cache_hits_read_nothing(
         return real_read(query, params, **kw)
 
     monkeypatch.setattr(store, "read", counting_read)
+    return statements
+
+
+def _odd_scenes() -> list[SceneGraph]:
+    """Images the batched reads must get right: empty, without relations, rel-mods, repeated
+    nouns, quotes and Cypher in names, another split."""
+    return [
+        scene(1, []),  # no objects
+        scene(2, [("dog", ["brown", "small"])]),  # no relations
+        scene(  # an imSitu-like frame: rel-mods, two on one relation
+            3,
+            [("man", []), ("paper", []), ("wall", []), ("stapler", [])],
+            [(0, "stapling", 1, [("onto", 2), ("using", 3)]), (3, "near", 2)],
+        ),
+        scene(4, [("cup", []), ("cup", ["red"])], [(0, "next to", 1), (1, "next to", 0)]),
+        scene(5, [("'}) DETACH DELETE n //", ['"quoted"'])], split="train"),
+    ]
+
+
+def test_one_read_per_chunk_and_cache_hits_read_nothing(
+    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenes = list(synthetic.generate(40, seed=5, split="val"))
+    put(store, scenes)
+    small = settings.model_copy(update={"related_scene_batch": 3, "related_cache_scenes": 100})
+    lookup = RelatedLookup(store, settings=small)
+    lookup.refresh()
+    statements = _count_statements(store, monkeypatch)
     ids = [s.image_id for s in scenes[:7]]
     got = lookup.scene_graphs([*ids, "test:absent", ids[0]])
     assert statements == ["match/scene_graphs"] * 3  # 8 distinct ids, 3 per statement
@@ -132,18 +154,7 @@ def test_one_read_per_chunk_and_cache_hits_read_nothing(
 def test_batched_statement_reads_what_the_single_image_one_reads(
     store: GraphStore, settings: Settings
 ) -> None:
-    odd = [
-        scene(1, []),  # no objects
-        scene(2, [("dog", ["brown", "small"])]),  # no relations
-        scene(  # an imSitu-like frame: rel-mods, two on one relation
-            3,
-            [("man", []), ("paper", []), ("wall", []), ("stapler", [])],
-            [(0, "stapling", 1, [("onto", 2), ("using", 3)]), (3, "near", 2)],
-        ),
-        scene(4, [("cup", []), ("cup", ["red"])], [(0, "next to", 1), (1, "next to", 0)]),
-        scene(5, [("'}) DETACH DELETE n //", ['"quoted"'])], split="train"),
-    ]
-    scenes = odd + list(synthetic.generate(120, seed=2, split="val"))
+    scenes = _odd_scenes() + list(synthetic.generate(120, seed=2, split="val"))
     put(store, scenes)
     lookup = RelatedLookup(store, settings=settings)
     lookup.refresh()
@@ -164,30 +175,12 @@ def _view_fields(graph: SceneGraph) -> tuple[Any, ...]:
 def test_presence_views_hold_what_the_features_read_and_never_pass_for_scene_graphs(
     store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    odd = [
-        scene(1, []),  # no objects
-        scene(2, [("dog", ["brown", "small"])]),  # no relations
-        scene(
-            3,
-            [("man", []), ("paper", []), ("wall", []), ("stapler", [])],
-            [(0, "stapling", 1, [("onto", 2), ("using", 3)]), (3, "near", 2)],
-        ),
-        scene(4, [("cup", []), ("cup", ["red"])], [(0, "next to", 1), (1, "next to", 0)]),
-        scene(5, [("'}) DETACH DELETE n //", ['"quoted"'])], split="train"),
-    ]
-    scenes = odd + list(synthetic.generate(30, seed=6, split="val"))
+    scenes = _odd_scenes() + list(synthetic.generate(30, seed=6, split="val"))
     put(store, scenes)
     small = settings.model_copy(update={"related_scene_batch": 4})
     lookup = RelatedLookup(store, settings=small)
     lookup.refresh()
-    statements: list[str] = []
-    real_read = store.read
-
-    def counting_read(query: Any, params: Any = None, **kw: Any) -> list[dict[str, Any]]:
-        statements.append(getattr(query, "name", "<inline>"))
-        return real_read(query, params, **kw)
-
-    monkeypatch.setattr(store, "read", counting_read)
+    statements = _count_statements(store, monkeypatch)
     ids = [s.image_id for s in scenes]
     views = lookup.presence_views([*ids[:10], "test:absent", ids[0]])
     assert statements == ["match/scene_views"] * 3  # 11 distinct ids, 4 per statement
