@@ -27,7 +27,7 @@ exclusivity model in Python, so a rule only has to let through a superset of the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
@@ -80,6 +80,9 @@ class Branch:
     rules: Mapping[str, Rule]
     image_ids: Sequence[str]
     tag: int
+    reads: Collection[str] | None = None
+    """The positions whose names the caller reads from the rows (None: every position of
+    ``g``); the others come back as nulls (:func:`_read_params`)."""
 
 
 @cache
@@ -267,6 +270,24 @@ def _original_params(g: Subgraph, prefix: str, skip: str | None = None) -> dict[
     return params
 
 
+def _read_params(g: Subgraph, prefix: str, reads: Collection[str] | None) -> dict[str, bool]:
+    """``$<prefix>_<stem>_read``: whether the rows carry the name (or, for ``a<i>``, the
+    attribute list) of every node of ``g``'s skeleton.
+
+    Why: a per-signature row is read only at its signature's positions, a positive's row not
+    at all, and no caller reads the attributes of an object that has none in ``g``. With the
+    rest as nulls, ``RETURN DISTINCT`` collapses the embeddings that agree on what is read
+    (about 12 rows per image and signature before): the per-signature statements' share of a
+    question fell by a fifth to a quarter at 0.01x and 1x (docs/scale.md), with the same
+    output."""
+    wanted = set(positions(g)) if reads is None else set(reads)
+    params: dict[str, bool] = {}
+    for pos in (*positions(g), *(f"attribute@{i}" for i in range(len(g.objects)))):
+        kind, index = parse_position(pos)
+        params[f"{prefix}_{_PARAM_LETTER[kind]}{index}_read"] = pos in wanted
+    return params
+
+
 # -- text pieces -------------------------------------------------------------------------------
 
 
@@ -344,16 +365,22 @@ class _Counter:
         ]
 
 
-def _return_names(skeleton: Skeleton, fragment: str, tag: str) -> str:
-    """The RETURN of a branch that reports the names found at every position of ``g``."""
+def _return_names(skeleton: Skeleton, fragment: str, prefix: str) -> str:
+    """The RETURN of a branch that reports the names found at the positions its caller reads:
+    every item is ``CASE WHEN $<prefix>_<stem>_read THEN … END`` (:func:`_read_params`), so
+    the text stays one per shape while a position nobody reads comes back as a null."""
 
     def items(var: str, count: int, prop: str) -> str:
-        return ", ".join(render("property", v=f"{var}{n}", prop=prop) for n in range(count))
+        letter = "a" if prop == "attributes" else var
+        return ", ".join(
+            render("property_read", v=f"{var}{n}", prop=prop, read=f"{prefix}_{letter}{n}_read")
+            for n in range(count)
+        )
 
     objects = skeleton.objects
     return render(
         fragment,
-        tag=tag,
+        tag=f"{prefix}_tag",
         names=items("o", objects, "name"),
         attributes=items("o", objects, "attributes"),
         relation_names=items("r", len(skeleton.relations), "name"),
@@ -400,16 +427,18 @@ def image_walk_text(skeleton: Skeleton, prefix: str, counting: bool) -> str:
         if counting:
             changes = _changes(edge, prefix) + _changes(target, prefix)
             clauses += counter.clauses(bound, changes)
-    clauses.append(_return_names(skeleton, "return", f"{prefix}_tag"))
+    clauses.append(_return_names(skeleton, "return_distinct", prefix))
     return "\n".join(clauses)
 
 
-def branch_text(g: Subgraph, rules: Mapping[str, Rule], prefix: str) -> tuple[str, dict[str, Any]]:
+def branch_text(
+    g: Subgraph, rules: Mapping[str, Rule], prefix: str, reads: Collection[str] | None = None
+) -> tuple[str, dict[str, Any]]:
     """One branch (without its ``$<prefix>_ids`` / ``$<prefix>_tag`` values): the text from
-    ``g``'s skeleton (cached), the rules as membership parameters."""
+    ``g``'s skeleton (cached), the rules as membership parameters, the positions read."""
     _check_rules(g, rules)
     text = image_walk_text(Skeleton.of(g), prefix, False)
-    return text, _membership_params(g, rules, prefix)
+    return text, {**_membership_params(g, rules, prefix), **_read_params(g, prefix, reads)}
 
 
 def match_query(
@@ -427,7 +456,7 @@ def union_query(branches: Sequence[Branch]) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {}
     for n, branch in enumerate(branches):
         prefix = f"b{n}"
-        text, own = branch_text(branch.g, branch.rules, prefix)
+        text, own = branch_text(branch.g, branch.rules, prefix, branch.reads)
         texts.append(text)
         params.update(own)
         params[f"{prefix}_ids"] = list(branch.image_ids)
@@ -454,6 +483,7 @@ def combined_query(branch: CombinedBranch) -> tuple[str, dict[str, Any]]:
     _check_rules(g, branch.rules)
     params = _membership_params(g, branch.rules, prefix)
     params.update(_original_params(g, prefix))
+    params.update(_read_params(g, prefix, None))
     params.update({f"{prefix}_max": branch.max_changes, f"{prefix}_tag": 0})
     params[f"{prefix}_ids"] = list(branch.image_ids)
     return image_walk_text(Skeleton.of(g), prefix, True), params
@@ -521,7 +551,7 @@ def anchored_walk_text(
     conditions = [render("split", p=f"{prefix}_split")] if split else []
     clauses.append(_clause(render("image_of", o="o0"), conditions))
     if counting:
-        clauses.append(_return_names(skeleton, "return_distinct", f"{prefix}_tag"))
+        clauses.append(_return_names(skeleton, "return_distinct", prefix))
     else:
         clauses.append(render("return_ids", tag=f"{prefix}_tag"))
     return "\n".join(clauses)
@@ -542,6 +572,7 @@ def anchored_branch_text(branch: AnchoredBranch, prefix: str) -> tuple[str, dict
     params[f"{prefix}_{node}"] = _value(branch.rules[anchor])
     if counting:
         params.update(_original_params(g, prefix, skip=anchor))
+        params.update(_read_params(g, prefix, None))
         params[f"{prefix}_max"] = branch.max_changes
     if branch.split is not None:
         params[f"{prefix}_split"] = branch.split

@@ -6,7 +6,7 @@ import pytest
 
 from covr.graph import GraphStore
 from covr.related import matcher as reference
-from covr.related.cypher_path import exact_rules, match_query
+from covr.related.cypher_path import Branch, Rule, exact_rules, match_query, union_query
 from covr.related.exclusivity import default_exclusivity
 from covr.related.lookup import (
     RelatedError,
@@ -385,3 +385,79 @@ def test_builder_queries_are_valid_cypher_5() -> None:
     statements.append(("combined", COMBINED))
     for verdict in lint(statements):
         assert verdict["errors"] == [], verdict
+
+
+def test_a_branch_returns_each_reading_of_the_read_positions_once(store: GraphStore) -> None:
+    """A per-signature branch reads only its signature's names: the other positions come back
+    as nulls and the rows that then agree collapse into one (three embeddings, two readings)."""
+    put(
+        store,
+        [
+            scene(
+                1,
+                [("man", ["tall"]), ("hat", ["red"]), ("hat", ["blue"]), ("cap", [])],
+                [(0, "wearing", 1), (0, "wearing", 2), (0, "wearing", 3)],
+            )
+        ],
+    )
+    g = Subgraph.from_key("man-(wearing)->hat")
+    rules = {**exact_rules(g), "object@1": Rule("any")}
+    query, params = union_query([Branch(g, rules, ["test:1"], 4, reads=("object@1",))])
+    rows = store.read(query, params)
+    assert sorted(r["names"][1] for r in rows) == ["cap", "hat"]
+    for row in rows:
+        assert (row["image_id"], row["tag"], row["names"][0]) == ("test:1", 4, None)
+        assert (row["attributes"], row["relation_names"]) == ([None, None], [None])
+    every, params = union_query([Branch(g, rules, ["test:1"], 4)])
+    assert every == query  # the same text: only the $..._read values differ
+    read = sorted((r["names"], r["relation_names"]) for r in store.read(every, params))
+    assert read == [(["man", "cap"], ["wearing"]), (["man", "hat"], ["wearing"])]
+
+
+def test_positives_after_a_direct_match_are_the_sampled_ones_and_cost_what_is_missing(
+    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Positives are the first images in the seeded order whichever way they are found, so a
+    lookup whose positives switch to a (late) direct match returns the page of one that only
+    samples; and once their pool is exact, a round verifies what is still missing (twice
+    that), not the batch the sampled rounds grew to."""
+    from covr.related import search
+
+    # every image holds man, hat and "wearing" (the pool is all of them), 5 of 240 hold g
+    graphs = [
+        scene(
+            n, [("man", []), ("hat", [])], [(0, "wearing", 1) if n % 48 == 0 else (1, "wearing", 0)]
+        )
+        for n in range(1, 241)
+    ]
+    put(store, graphs)
+    g = Subgraph.from_key("man-(wearing)->hat")
+    sampling = settings.model_copy(update={"related_direct_min_pool": 10**9})
+    late = settings.model_copy(  # no direct match in round 1 (node cap), a late one in round 3
+        update={"related_direct_min_pool": 0, "related_direct_max_nodes": 1, "related_batch_min": 1}
+    )
+    taken: list[tuple[bool, int, int]] = []
+    real_take = search.Search._take_batches
+
+    def take(self: search.Search) -> dict[int, list[str]]:
+        state = self.states[0]
+        missing = (state.target or 0) - len(state.positives)
+        batches = real_take(self)
+        taken.append((state.exact, missing, len(batches.get(0, ()))))
+        return batches
+
+    monkeypatch.setattr(search.Search, "_take_batches", take)
+    directs = 0
+    for seed in range(6):
+        expected = RelatedLookup(store, settings=sampling).related(
+            g, max_distance=0, positives_limit=1, seed=seed
+        )
+        taken.clear()
+        got = RelatedLookup(store, settings=late).related(
+            g, max_distance=0, positives_limit=1, seed=seed
+        )
+        assert (got.positives, got.next_offset) == (expected.positives, expected.next_offset)
+        exact = [(missing, n) for is_exact, missing, n in taken if is_exact]
+        assert all(n <= 2 * missing for missing, n in exact), taken
+        directs += bool(exact)
+    assert directs  # some seeds' positives were still short after three sampled rounds

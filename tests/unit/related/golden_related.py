@@ -25,7 +25,7 @@ WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name] AS names, [o0.attributes] AS attributes, [] AS relation_names, [] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END] AS attributes, [] AS relation_names, [] AS relmod_names""",
     "hop": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -39,7 +39,7 @@ WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names""",
     "chain": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -60,7 +60,7 @@ WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] AS relation_names, [] AS relmod_names""",
     "v": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -81,7 +81,7 @@ WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name, r1.name] AS relation_names, [] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] AS relation_names, [] AS relmod_names""",
     "frame_1": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -102,7 +102,7 @@ WHERE (toString(m0.name) IN $b0_m0_in OR ($b0_m0_open AND NOT toString(m0.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name] AS relation_names, [m0.name] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $b0_m0_read THEN m0.name END] AS relmod_names""",
     "frame_3": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -140,7 +140,7 @@ WHERE (toString(m2.name) IN $b0_m2_in OR ($b0_m2_open AND NOT toString(m2.name) 
   AND o4 <> o1
   AND o4 <> o2
   AND o4 <> o3
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name, o2.name, o3.name, o4.name] AS names, [o0.attributes, o1.attributes, o2.attributes, o3.attributes, o4.attributes] AS attributes, [r0.name] AS relation_names, [m0.name, m1.name, m2.name] AS relmod_names""",
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_o3_read THEN o3.name END, CASE WHEN $b0_o4_read THEN o4.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END, CASE WHEN $b0_a3_read THEN o3.attributes END, CASE WHEN $b0_a4_read THEN o4.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $b0_m0_read THEN m0.name END, CASE WHEN $b0_m1_read THEN m1.name END, CASE WHEN $b0_m2_read THEN m2.name END] AS relmod_names""",
 }
 
 UNION = """\
@@ -156,7 +156,7 @@ WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
-RETURN i.id AS image_id, $b0_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names
+RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names
 UNION ALL
 UNWIND $b1_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -170,7 +170,7 @@ WHERE (toString(r0.name) IN $b1_r0_in OR ($b1_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b1_o1_in OR ($b1_o1_open AND NOT toString(o1.name) IN $b1_o1_out))
   AND ($b1_a1_free OR any(a IN o1.attributes WHERE a IN $b1_a1_in OR ($b1_a1_open AND NOT a IN $b1_a1_out)))
   AND o1 <> o0
-RETURN i.id AS image_id, $b1_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names"""
+RETURN DISTINCT i.id AS image_id, $b1_tag AS tag, [CASE WHEN $b1_o0_read THEN o0.name END, CASE WHEN $b1_o1_read THEN o1.name END] AS names, [CASE WHEN $b1_a0_read THEN o0.attributes END, CASE WHEN $b1_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b1_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names"""
 
 ANCHORED_KEY = "man-(stapling|onto:wall)->paper[white]"
 
@@ -228,7 +228,7 @@ WITH m0, r0, o2, o0, o1, c2, c2 + CASE WHEN o1.name = $d0_eq_o1 THEN 0 ELSE 1 EN
 WHERE c3 <= $d0_max
 MATCH (i:Image)-[:HAS]->(o0)
 WHERE i.split = $d0_split
-RETURN DISTINCT i.id AS image_id, $d0_tag AS tag, [o0.name, o1.name, o2.name] AS names, [o0.attributes, o1.attributes, o2.attributes] AS attributes, [r0.name] AS relation_names, [m0.name] AS relmod_names"""
+RETURN DISTINCT i.id AS image_id, $d0_tag AS tag, [CASE WHEN $d0_o0_read THEN o0.name END, CASE WHEN $d0_o1_read THEN o1.name END, CASE WHEN $d0_o2_read THEN o2.name END] AS names, [CASE WHEN $d0_a0_read THEN o0.attributes END, CASE WHEN $d0_a1_read THEN o1.attributes END, CASE WHEN $d0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $d0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $d0_m0_read THEN m0.name END] AS relmod_names"""
 
 COMBINED_KEY = "man[tall]-(wearing)->hat[red]"
 
@@ -248,4 +248,4 @@ WHERE (toString(r0.name) IN $c_r0_in OR ($c_r0_open AND NOT toString(r0.name) IN
   AND o1 <> o0
 WITH i, o0, r0, o1, c0, c0 + CASE WHEN r0.name = $c_eq_r0 THEN 0 ELSE 1 END + CASE WHEN o1.name = $c_eq_o1 THEN 0 ELSE 1 END + CASE WHEN $c_a1_free OR $c_eq_a1 IN o1.attributes THEN 0 ELSE 1 END AS c1
 WHERE c1 <= $c_max
-RETURN i.id AS image_id, $c_tag AS tag, [o0.name, o1.name] AS names, [o0.attributes, o1.attributes] AS attributes, [r0.name] AS relation_names, [] AS relmod_names"""
+RETURN DISTINCT i.id AS image_id, $c_tag AS tag, [CASE WHEN $c_o0_read THEN o0.name END, CASE WHEN $c_o1_read THEN o1.name END] AS names, [CASE WHEN $c_a0_read THEN o0.attributes END, CASE WHEN $c_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $c_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names"""

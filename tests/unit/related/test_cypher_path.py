@@ -165,3 +165,41 @@ def test_combined_query_matches_golden_text() -> None:
     assert params["c_max"] == 2
     assert params["c_ids"] == ["gqa:1"]
     assert (params["c_eq_o0"], params["c_eq_a1"], params["c_eq_r0"]) == ("man", "red", "wearing")
+
+
+def _reads(params: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in params.items() if k.endswith("_read")}
+
+
+def test_a_branch_returns_only_the_names_its_caller_reads() -> None:
+    """Per-signature rows are read at the signature's positions, a positive's at none: the rest
+    come back as nulls (one text per shape; only ``$…_read`` values differ)."""
+    g = Subgraph.from_key("man[tall]-(wearing)->hat")
+    rules = exact_rules(g)
+    _, params = union_query(
+        [Branch(g, rules, ["gqa:1"], 1, reads=("relation@0",)), Branch(g, rules, ["gqa:2"], 0, ())]
+    )
+    assert _reads(params) == {
+        "b0_o0_read": False,
+        "b0_a0_read": False,
+        "b0_o1_read": False,
+        "b0_a1_read": False,
+        "b0_r0_read": True,
+        **{f"b1_{stem}_read": False for stem in ("o0", "a0", "o1", "a1", "r0")},
+    }
+
+
+def test_every_position_of_g_is_read_by_default_but_no_missing_attribute() -> None:
+    """Relaxed, combined and counting rows are read at every position of ``g``; an object
+    without an attribute in ``g`` has no attribute position, so its list is never sent."""
+    g = Subgraph.from_key("man[tall]-(wearing)->hat")
+    every = {"o0_read": True, "a0_read": True, "o1_read": True, "a1_read": False, "r0_read": True}
+    _, exact = match_query(g, exact_rules(g), ["gqa:1"])
+    _, combined = combined_query(CombinedBranch(g, exact_rules(g), 2, ["gqa:1"]))
+    counting = AnchoredBranch(g, exact_rules(g), "object@0", None, 0, max_changes=1)
+    _, anchored = anchored_query([counting])
+    assert _reads(exact) == {f"b0_{k}": v for k, v in every.items()}
+    assert _reads(combined) == {f"c_{k}": v for k, v in every.items()}
+    assert _reads(anchored) == {f"d0_{k}": v for k, v in every.items()}
+    _, plain = anchored_query([AnchoredBranch(g, exact_rules(g), "object@0", None, 0)])
+    assert _reads(plain) == {}  # it returns image ids only
