@@ -202,8 +202,11 @@ def test_presence_views_hold_what_the_features_read_and_never_pass_for_scene_gra
     assert whole == {s.image_id: s for s in scenes[:4]}
 
 
-def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings) -> None:
-    g = Subgraph.from_key("woman-(holding)->phone")
+def _woman_and_man_holding_phones(
+    store: GraphStore, settings: Settings
+) -> tuple[Subgraph, RelatedLookup]:
+    """``woman-(holding)->phone`` in test:1 and a distractor of it in test:3, stored, and a
+    lookup with the models (the two re-import tests start from these)."""
     put(
         store,
         [
@@ -211,7 +214,11 @@ def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings)
             scene(3, [("man", []), ("phone", [])], [(0, "holding", 1)]),
         ],
     )
-    lookup = build_lookup(store, settings, model=True)
+    return Subgraph.from_key("woman-(holding)->phone"), build_lookup(store, settings, model=True)
+
+
+def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings) -> None:
+    g, lookup = _woman_and_man_holding_phones(store, settings)
     full(lookup, g, 2)  # the filter has read test:3's view, if the match found it
     before = lookup.presence_views(["test:3"])["test:3"]
     assert sorted(o.name for o in before.objects) == [
@@ -242,15 +249,7 @@ def test_bad_image_ids_are_refused(store: GraphStore, settings: Settings) -> Non
 
 
 def test_filter_sees_a_reimported_scene_graph(store: GraphStore, settings: Settings) -> None:
-    g = Subgraph.from_key("woman-(holding)->phone")
-    put(
-        store,
-        [
-            scene(1, [("woman", []), ("phone", [])], [(0, "holding", 1)]),
-            scene(3, [("man", []), ("phone", [])], [(0, "holding", 1)]),
-        ],
-    )
-    lookup = build_lookup(store, settings, model=True)
+    g, lookup = _woman_and_man_holding_phones(store, settings)
     real = lookup.presence_filter
     seen: list[dict[str, SceneGraph]] = []
 
