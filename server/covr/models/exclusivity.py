@@ -240,6 +240,13 @@ class OnnxExclusivity:
         cache = self._cache
         missing: dict[tuple[ModelType, str, str], list[int]] = {}
         for i, triple in enumerate(pairs):
+            try:  # a triple already in normal form is its own key (normal_form is idempotent)
+                hit = cache.get(triple)
+            except TypeError:  # unhashable parts: the validation below names the field
+                hit = None
+            if hit is not None:
+                values[i] = hit
+                continue
             key = self._key(i, triple)
             if key[1] == key[2]:
                 continue  # identical names are never exclusive

@@ -21,6 +21,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,10 @@ def parts_of(g: Subgraph, field: str = "subgraph") -> SimpleParts:
     )
 
 
+@lru_cache(maxsize=1 << 14)
 def _n(name: str) -> str:
+    """The feature key of a name; memoized because every candidate row normalizes the same few
+    names again (about 200,000 calls for 30 source images)."""
     return " ".join(singular(name).lower().split())
 
 
@@ -222,6 +226,14 @@ def collect_stats(scenes: Sequence[SceneGraph], *, min_count: int = 2) -> dict[s
 
 # -- features ----------------------------------------------------------------------------------
 
+SceneNouns = tuple[dict[str, str], list[str]]
+"""A scene's normalized name per object id, and its distinct normalized names (sorted)."""
+
+
+def scene_nouns_of(scene: SceneGraph) -> SceneNouns:
+    names = {o.id: _n(o.name) for o in scene.objects}
+    return names, sorted(set(names.values()))
+
 
 def _log(n: float) -> float:
     return math.log1p(n)
@@ -255,18 +267,24 @@ class PresenceFeaturizer:
         self.stats = stats
         self.lexicon = lexicon
 
-    def row(self, g: Subgraph, scene: SceneGraph, field: str = "subgraph") -> list[float]:
+    def row(
+        self,
+        g: Subgraph,
+        scene: SceneGraph,
+        field: str = "subgraph",
+        nouns: SceneNouns | None = None,
+    ) -> list[float]:
         """One feature row: the subgraph's shape, how much of it the scene shows, priors from
-        the training graphs, and co-occurrence of its nouns with the scene's."""
+        the training graphs, and co-occurrence of its nouns with the scene's (``nouns``: the
+        scene's :func:`scene_nouns_of`, when the caller already has them)."""
         p = parts_of(g, field)
         st = self.stats
-        names = {o.id: _n(o.name) for o in scene.objects}
+        names, scene_nouns = nouns or scene_nouns_of(scene)
         objs_a = [o for o in scene.objects if names[o.id] == p.a]
         objs_b = [o for o in scene.objects if p.b is not None and names[o.id] == p.b]
         host = objs_b if p.attribute_on_b else objs_a
         attr = self._attribute_counts(p.attribute, host, scene)
         rel = _relation_counts(p.relation, {o.id for o in objs_a}, {o.id for o in objs_b}, scene)
-        scene_nouns = sorted(set(names.values()))
         cooc_a = [st.pmi(p.a, c) for c in scene_nouns if c != p.a]
         cooc_b = [st.pmi(p.b, c) for c in scene_nouns if p.b is not None and c != p.b]
         return [
@@ -353,11 +371,30 @@ class PresenceFeaturizer:
         self, items: Sequence[tuple[Subgraph, SceneGraph]], field: str = "items"
     ) -> FloatArray:
         out = np.zeros((len(items), len(GRAPH_FEATURE_NAMES)), dtype=np.float32)
+        nouns: dict[int, SceneNouns] = {}  # a batch often scores several parts per scene
         for i, (g, scene) in enumerate(items):
             if not isinstance(scene, SceneGraph):
                 raise ModelInputError(f"{field}[{i}].scene_graph", "must be a SceneGraph")
-            out[i] = self.row(g, scene, f"{field}[{i}].subgraph")
+            known = nouns.get(id(scene))
+            if known is None:
+                known = nouns[id(scene)] = scene_nouns_of(scene)
+            out[i] = self.row(g, scene, f"{field}[{i}].subgraph", known)
         return out
+
+
+def _threshold(signature: str, taus: Mapping[str, float]) -> float:
+    """The threshold a candidate of ``signature`` is judged with: the largest of its changed
+    node types' (rel-mods count as relations)."""
+    try:
+        kinds: set[str] = {p.kind for p in parse_signature(signature)}
+    except SubgraphError:
+        kinds = set()  # not a signature: reported below like one without a threshold
+    kinds = {"relation" if k == "relmod" else k for k in kinds}
+    if not kinds or kinds - set(taus):
+        raise ModelInputError(
+            "signature", f"no changed node type with a threshold in {signature!r}"
+        )
+    return max(taus[k] for k in kinds)
 
 
 # -- hiding a present subgraph (evaluation and training positives) ---------------------------------
@@ -517,21 +554,42 @@ class PresenceModel:
         """The paper's filter (App. B): ``g`` is probably in this candidate distractor when
         every simple part of ``g`` scores above the threshold of the changed node type; with
         several changed types the largest threshold applies (rel-mods count as relations)."""
-        taus = dict(self.thresholds if thresholds is None else thresholds)
-        try:
-            kinds: set[str] = {p.kind for p in parse_signature(signature)}
-        except SubgraphError:
-            kinds = set()  # not a signature: reported below like one without a threshold
-        kinds = {"relation" if k == "relmod" else k for k in kinds}
-        unknown = kinds - set(taus)
-        if not kinds or unknown:
-            raise ModelInputError(
-                "signature", f"no changed node type with a threshold in {signature!r}"
-            )
-        tau = max(taus[k] for k in kinds)
+        tau = _threshold(signature, dict(self.thresholds if thresholds is None else thresholds))
         parts = simple_parts(g)
         scores = self.score_batch([(p, scene_graph, features) for p in parts])
         return bool(np.all(scores > tau))
+
+    def likely_present_many(
+        self,
+        g: Subgraph,
+        candidates: Sequence[tuple[SceneGraph, str]],
+        thresholds: Mapping[str, float] | None = None,
+    ) -> list[bool | None]:
+        """:meth:`likely_present` for many ``(scene graph, signature)`` candidates of one ``g``,
+        in one model run with each distinct scene's rows computed once; ``None`` where the
+        signature has no changed node type with a threshold (``likely_present`` raises there).
+        Why: the related lookup filters a round's candidates together, and one run per
+        candidate was most of the filter's cost (scores do not depend on the batch: tested)."""
+        taus = dict(self.thresholds if thresholds is None else thresholds)
+        limits: list[float | None] = []
+        for _, signature in candidates:
+            try:
+                limits.append(_threshold(signature, taus))
+            except ModelInputError:
+                limits.append(None)
+        parts = simple_parts(g)
+        row_of: dict[int, int] = {}
+        scenes: list[SceneGraph] = []
+        for scene, _ in candidates:
+            if id(scene) not in row_of:
+                row_of[id(scene)] = len(scenes)
+                scenes.append(scene)
+        flat = self.score_batch([(p, scene, None) for scene in scenes for p in parts])
+        scores = flat.reshape(len(scenes), len(parts))
+        return [
+            None if tau is None else bool(np.all(scores[row_of[id(scene)]] > tau))
+            for (scene, _), tau in zip(candidates, limits, strict=True)
+        ]
 
     def run(self, graph: FloatArray, image: FloatArray) -> FloatArray:
         return self._head.run({PRESENCE_GRAPH_INPUT: graph, PRESENCE_IMAGE_INPUT: image})

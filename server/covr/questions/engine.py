@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
-from covr.questions.names import ambiguous_images, queried_names
+from covr.questions.names import holds_coreferent, queried_names
 from covr.questions.operators import execute
 from covr.questions.picking import pick_images, swaps
 from covr.questions.signature_rules import rule_holds, signature_order
@@ -240,9 +240,8 @@ class ImageGenerator:
         """Whether an image holds a name co-referring with one the program looks for ("person"
         beside "man"): the answer would depend on the reader's reading, so this image set is
         not used for the example (:mod:`covr.questions.names`)."""
-        queried = queried_names(instance.program)
-        names = {i: self._image_names(i) for i in images}
-        return bool(ambiguous_images(queried, names))
+        queried = frozenset(queried_names(instance.program))
+        return any(holds_coreferent(queried, self._image_names(i)) for i in images)
 
     def _image_names(self, image_id: str) -> frozenset[str]:
         names = self._names.get(image_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -87,9 +87,17 @@ def ambiguous_images(
     queried: Iterable[str], names_by_image: Mapping[str, Iterable[str]]
 ) -> list[str]:
     """The images holding a name that co-refers with a queried one (sorted)."""
-    wanted = set(queried)
+    wanted = frozenset(queried)
     return sorted(
         image
         for image, names in names_by_image.items()
-        if any(corefer(q, n) for q in wanted for n in set(names))
+        if holds_coreferent(wanted, frozenset(names))
     )
+
+
+@lru_cache(maxsize=1 << 16)
+def holds_coreferent(queried: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether a name of ``names`` co-refers with one of ``queried``. Memoized: the question
+    engine asks it for every image of every image set it tries (about a million name pairs for
+    30 source images), of few distinct programs and images."""
+    return any(corefer(q, n) for q in queried for n in names)

@@ -105,9 +105,14 @@ def model_presence_filter(
         if not results:
             return []
         scenes = scenes_of([r.image_id for r in results])
-        return [
-            r for r in results if r.image_id in scenes and not present(g, r, scenes[r.image_id])
-        ]
+        shown = [r for r in results if r.image_id in scenes]
+        try:  # one model run for the whole batch; None (no threshold) keeps the candidate
+            verdicts = presence.likely_present_many(
+                g, [(scenes[r.image_id], r.signature) for r in shown], merged
+            )
+        except models.ModelInputError:  # decide each on its own, as the single call does
+            return [r for r in shown if not present(g, r, scenes[r.image_id])]
+        return [r for r, v in zip(shown, verdicts, strict=True) if not v]
 
     return keep
 

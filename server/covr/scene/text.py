@@ -16,6 +16,8 @@ Forms:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from covr.scene.subgraph import Subgraph
 from covr.scene.tree import TreeEdge, TreeNode
 
@@ -277,6 +279,12 @@ def _last_word(noun: str) -> str:
     return noun.strip().lower().rpartition(" ")[2]
 
 
+_WORD_CACHE = 1 << 14
+"""Entries of each memoized inflection: more than the datasets' vocabularies (~3,000 names in
+GQA), bounded because a long-running service also inflects names its callers send."""
+
+
+@lru_cache(maxsize=_WORD_CACHE)
 def is_plural(noun: str) -> bool:
     """Whether ``noun`` is already plural (``people``, ``jeans``, ``men``, ``trees``)."""
     whole, last = noun.strip().lower(), _last_word(noun)
@@ -304,6 +312,7 @@ def _pluralize_word(word: str) -> str:
     return word + "s"
 
 
+@lru_cache(maxsize=_WORD_CACHE)
 def plural(noun: str) -> str:
     """The plural of ``noun`` (a compound's last word is inflected: "tennis players")."""
     if not noun.strip() or is_plural(noun):
@@ -312,6 +321,7 @@ def plural(noun: str) -> str:
     return f"{head} {_pluralize_word(last)}" if head else _pluralize_word(last)
 
 
+@lru_cache(maxsize=_WORD_CACHE)
 def singular(noun: str) -> str:
     """A best-effort singular, used to compare nouns; plural-only words are returned as is."""
     if noun.strip().lower() in _PLURAL_TO_SINGULAR:

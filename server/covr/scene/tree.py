@@ -20,6 +20,7 @@ is part of a name unless an unescaped ``(`` follows it, so ``t-shirt`` needs no 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 SPECIAL = frozenset("\\[](){}|:,")
 
@@ -59,6 +60,7 @@ class TreeNode:
     edges: tuple[TreeEdge, ...] = ()
 
 
+@lru_cache(maxsize=1 << 14)
 def escape(name: str) -> str:
     """``name`` with the key's special characters (and edge whitespace) backslash-escaped."""
     out = [f"\\{c}" if c in SPECIAL else c for c in name]

@@ -124,6 +124,32 @@ def test_bad_input_names_the_field(
     assert info.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("pair", "field"),
+    [
+        (["object", "dog", "cat"], "pairs[1]"),
+        (("object", ["dog"], "cat"), "pairs[1].x"),
+        (("object", "dog", {"cat": 1}), "pairs[1].x_prime"),
+    ],
+)
+def test_unhashable_input_names_the_field(
+    exclusivity: OnnxExclusivity, pair: Any, field: str
+) -> None:
+    exclusivity.m("object", "dog", "cat")  # a scored pair: the cache is consulted first
+    with pytest.raises(ModelInputError) as info:
+        exclusivity.m_batch([("object", "dog", "cat"), pair])
+    assert info.value.field == field
+
+
+def test_a_term_scores_as_its_normal_form(exclusivity: OnnxExclusivity) -> None:
+    normal = exclusivity.m("object", "dog", "cat")
+    got = exclusivity.m_batch(
+        [("object", " Dog ", "CAT"), ("object", "dog", "cat"), ("relmod", "on", "under")]
+    )
+    assert got[:2] == [normal, normal]
+    assert got[2] == exclusivity.m("relation", "on", "under")
+
+
 def test_accented_words_are_scored(exclusivity: OnnxExclusivity) -> None:
     assert exclusivity.m("object", "café", "cafe") == 0.0
     assert 0.0 <= exclusivity.m("object", "crème", "dog") <= 1.0

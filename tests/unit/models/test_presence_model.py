@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -176,3 +177,75 @@ def test_presence_onnx_equals_the_training_time_model(tmp_path: Path) -> None:
     got = served.score_batch([(g, s, None) for g, s in items])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     assert served.thresholds == result.thresholds
+
+
+def test_many_candidates_in_one_run_decide_as_one_at_a_time(presence: PresenceModel) -> None:
+    """The related lookup's filter judges a round's candidates in one model run; each verdict
+    is the single call's, a repeated scene object is scored once, and a signature without a
+    threshold gives None where the single call raises."""
+    scene = _scene()
+    hidden = hide(scene, Subgraph.from_key("man-(riding)->horse"), "relation")
+    other = hide(scene, Subgraph.from_key("hat[red]"), "attribute")
+    assert hidden is not None
+    assert other is not None
+    g = Subgraph.from_key("man[tall]-(riding)->horse")
+    taus = {"object": 0.05, "relation": 0.3, "attribute": 0.5}
+    candidates = [
+        (scene, "object@1"),
+        (hidden, "relation@0"),
+        (other, "attribute@0"),
+        (scene, "attribute@0+relation@0"),
+        (hidden, "nonsense"),
+        (scene, "relmod@0"),
+    ]
+    got = presence.likely_present_many(g, candidates, taus)
+    for (s, sig), verdict in zip(candidates, got, strict=True):
+        if sig == "nonsense":
+            assert verdict is None
+            with pytest.raises(ModelInputError, match="signature"):
+                presence.likely_present(g, s, sig, None, taus)
+        else:
+            assert verdict is presence.likely_present(g, s, sig, None, taus), sig
+    assert presence.likely_present_many(g, [], taus) == []
+    # both outcomes occur, so the comparison above can tell them apart
+    one = [(scene, "object@1")]
+    assert {presence.likely_present_many(g, one, {"object": t})[0] for t in (0.0, 1.0)} == {
+        True,
+        False,
+    }
+
+
+def test_the_lookup_filter_keeps_what_the_model_does_not_call_present(
+    presence: PresenceModel,
+) -> None:
+    """``model_presence_filter`` decides a batch in one run: the same candidates survive as
+    with one call each; an unreadable candidate (a scene that is not a scene graph) sends the
+    batch to the one-at-a-time path, which keeps what it cannot judge; gone images are dropped."""
+    from covr.related.api import Distractor
+    from covr.related.filters import model_presence_filter
+
+    scene = _scene()
+    hidden = hide(scene, Subgraph.from_key("man-(riding)->horse"), "object")
+    assert hidden is not None
+    g = Subgraph.from_key("man-(riding)->horse")
+    taus = {"object": 0.9, "relation": 0.1, "attribute": 0.5}  # between the two scenes' scores
+    scenes: dict[str, Any] = {"a": scene, "b": hidden, "c": scene}
+    results = [
+        Distractor("a", "object@0", g, (g,)),
+        Distractor("b", "object@0", g, (g,)),
+        Distractor("c", "unknown", g, (g,)),
+        Distractor("gone", "relation@0", g, (g,)),
+    ]
+    keep = model_presence_filter(
+        presence, lambda ids: {i: scenes[i] for i in ids if i in scenes}, taus
+    )
+    one_by_one = [
+        r
+        for r in results[:2]
+        if not presence.likely_present(g, scenes[r.image_id], r.signature, None, taus)
+    ]
+    assert one_by_one == [results[1]]  # the scene showing g is dropped, the hidden one kept
+    assert keep(g, results) == [*one_by_one, results[2]]
+    scenes["b"] = "not a scene graph"
+    kept = keep(g, results)
+    assert kept == [results[1], results[2]]  # "b" cannot be judged now: kept

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from covr.questions.generate import GenerationOptions, generate
-from covr.questions.names import ambiguous_images, corefer, queried_names
+from covr.questions.names import ambiguous_images, corefer, holds_coreferent, queried_names
 from covr.related.memory import InMemoryRelated
 from covr.scene.model import Object, SceneGraph
 from tests.support.question_data import bundled_samples
@@ -29,6 +29,16 @@ def test_corefering_names(a: str, b: str) -> None:
 @pytest.mark.parametrize(("a", "b"), [("man", "woman"), ("man", "man"), ("dog", "cat")])
 def test_names_that_do_not_corefer(a: str, b: str) -> None:
     assert not corefer(a, b)
+
+
+def test_images_holding_a_corefering_name() -> None:
+    names = {"a": ["person", "hat"], "b": ["man"], "c": ["woman", "dog"], "d": []}
+    assert ambiguous_images(["man"], names) == ["a"]
+    assert ambiguous_images(["man", "dog"], names) == ["a"]
+    assert ambiguous_images(["person"], names) == ["b", "c"]
+    assert holds_coreferent(frozenset({"men"}), frozenset({"man"}))
+    assert not holds_coreferent(frozenset({"man"}), frozenset({"man", "woman"}))
+    assert not holds_coreferent(frozenset(), frozenset({"person"}))
 
 
 def test_queried_names_reach_nested_programs() -> None:
