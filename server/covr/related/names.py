@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -119,16 +119,24 @@ def _name(row: Mapping[str, Any], pos: Position) -> str:
     return str(row[_COLUMN[pos.kind]][pos.number])
 
 
+def _found(reading: Mapping[Position, Any], pos: Position) -> list[str]:
+    """The names a reading holds at ``pos`` (an attribute position: the object's attributes)."""
+    value = reading[pos]
+    if pos.kind == "attribute":
+        return [str(a) for a in dict.fromkeys(value or ())]
+    return [str(value)]
+
+
 def concrete_changes(
-    g: Subgraph, changed: Sequence[Position], row: Mapping[str, Any], exclusive: Exclusive
+    g: Subgraph, changed: Sequence[Position], reading: Mapping[Position, Any], exclusive: Exclusive
 ) -> list[Changes]:
-    """The substitutions of every concrete ``g'`` a distractor row reads (attribute choices
-    expanded); empty when a changed position holds no exclusive name."""
+    """The substitutions of every concrete ``g'`` a distractor's reading holds (``reading``:
+    position -> what the image has there; attribute choices expanded); empty when a changed
+    position holds no exclusive name."""
     options: list[list[tuple[Position, str]]] = []
     for pos in changed:
         x = name_at(g, pos)
-        values = _attributes(row, pos) if pos.kind == "attribute" else [_name(row, pos)]
-        good = [(pos, y) for y in values if exclusive(pos.kind, x, y)]
+        good = [(pos, y) for y in _found(reading, pos) if exclusive(pos.kind, x, y)]
         if not good:
             return []
         options.append(good)
@@ -168,18 +176,29 @@ def embeddings(
     return out
 
 
-def is_relaxed_row(g: Subgraph, row: Mapping[str, Any], exclusive: Exclusive) -> bool:
-    """Whether a row reads an overlap-relaxed copy of ``g``: every name equal to ``g``'s or not
-    exclusive with it (for an attribute: some attribute of the object qualifies)."""
+def is_relaxed_reading(g: Subgraph, reading: Mapping[Position, Any], exclusive: Exclusive) -> bool:
+    """Whether a reading of every position of ``g`` is an overlap-relaxed copy of it: every name
+    equal to ``g``'s or not exclusive with it (an attribute: some attribute of the object
+    qualifies)."""
     for pos in positions(g):
         x = name_at(g, pos)
+        found = _found(reading, pos)
         if pos.kind == "attribute":
-            if all(exclusive(pos.kind, x, a) for a in _attributes(row, pos)):
+            if all(exclusive(pos.kind, x, a) for a in found):
                 return False
             continue
-        if exclusive(pos.kind, x, _name(row, pos)):
+        if exclusive(pos.kind, x, found[0]):
             return False
     return True
+
+
+def readings_of(row: Mapping[str, Any], order: Sequence[Position]) -> Iterator[dict[Position, Any]]:
+    """The readings of an image-walk row as ``position -> value`` (``order``: the branch's
+    :func:`~covr.related.cypher_path.read_order`). A reading of another length (a node without a
+    name leaves no item) is skipped: its values cannot be placed."""
+    for reading in row["readings"]:
+        if len(reading) == len(order):
+            yield dict(zip(order, reading, strict=True))
 
 
 # -- tables ------------------------------------------------------------------------------------

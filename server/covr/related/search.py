@@ -41,6 +41,7 @@ from covr.related.cypher_path import (
     anchored_query,
     combined_query,
     exact_rules,
+    read_order,
     union_query,
 )
 from covr.related.names import (
@@ -49,7 +50,8 @@ from covr.related.names import (
     NameTables,
     concrete_changes,
     embeddings,
-    is_relaxed_row,
+    is_relaxed_reading,
+    readings_of,
 )
 from covr.related.sampling import Stream, WholeStream
 from covr.scene.edits import Position, name_at, positions, signature, signature_sort_key
@@ -406,6 +408,8 @@ class Search:
             rows = self._checked([union_query([b]) for b in branches], check)
         else:
             rows = self._read_branches(branches)
+        orders = {n: read_order(g, self.states[n].changed) for n in batches}
+        exclusive = self.names.exclusive
         for row in rows:
             n = int(row["tag"])
             image_id = str(row["image_id"])
@@ -413,9 +417,9 @@ class Search:
                 positives.add(image_id)
                 continue
             changed = self.states[n].changed
-            found = concrete_changes(g, changed, row, self.names.exclusive)
-            for concrete in self._decode(found):
-                hits[n][image_id].add(concrete)
+            for reading in readings_of(row, orders[n]):
+                for concrete in self._decode(concrete_changes(g, changed, reading, exclusive)):
+                    hits[n][image_id].add(concrete)
         return hits, positives
 
     def _verify_combined(
@@ -471,9 +475,13 @@ class Search:
     def _relaxed_of(self, rows: Iterable[Row]) -> set[str]:
         """The images of the exclusion check's ``rows`` that hold a relaxed copy of ``g``."""
         excluded: set[str] = set()
+        order = read_order(self.g, None)
         for row in rows:
             image_id = str(row["image_id"])
-            if image_id not in excluded and is_relaxed_row(self.g, row, self.names.exclusive):
+            if image_id not in excluded and any(
+                is_relaxed_reading(self.g, reading, self.names.exclusive)
+                for reading in readings_of(row, order)
+            ):
                 excluded.add(image_id)
         return excluded
 

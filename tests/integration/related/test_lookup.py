@@ -388,8 +388,9 @@ def test_builder_queries_are_valid_cypher_5() -> None:
 
 
 def test_a_branch_returns_each_reading_of_the_read_positions_once(store: GraphStore) -> None:
-    """A per-signature branch reads only its signature's names: the other positions come back
-    as nulls and the rows that then agree collapse into one (three embeddings, two readings)."""
+    """A per-signature branch reads only its signature's names: one row per image, whose
+    readings hold the read positions only, and the embeddings that then agree collapse into
+    one (three embeddings, two readings); with every position read, the names in order."""
     put(
         store,
         [
@@ -404,14 +405,21 @@ def test_a_branch_returns_each_reading_of_the_read_positions_once(store: GraphSt
     rules = {**exact_rules(g), "object@1": Rule("any")}
     query, params = union_query([Branch(g, rules, ["test:1"], 4, reads=("object@1",))])
     rows = store.read(query, params)
-    assert sorted(r["names"][1] for r in rows) == ["cap", "hat"]
-    for row in rows:
-        assert (row["image_id"], row["tag"], row["names"][0]) == ("test:1", 4, None)
-        assert (row["attributes"], row["relation_names"]) == ([None, None], [None])
+    assert len(rows) == 1
+    assert (rows[0]["image_id"], rows[0]["tag"]) == ("test:1", 4)
+    assert sorted(rows[0]["readings"]) == [["cap"], ["hat"]]
     every, params = union_query([Branch(g, rules, ["test:1"], 4)])
     assert every == query  # the same text: only the $..._read values differ
-    read = sorted((r["names"], r["relation_names"]) for r in store.read(every, params))
-    assert read == [(["man", "cap"], ["wearing"]), (["man", "hat"], ["wearing"])]
+    (row,) = store.read(every, params)
+    assert sorted(row["readings"]) == [["man", "cap", "wearing"], ["man", "hat", "wearing"]]
+    with_attribute = Subgraph.from_key("man[tall]-(wearing)->hat")
+    rules = {**exact_rules(with_attribute), "object@1": Rule("any")}
+    (row,) = store.read(*union_query([Branch(with_attribute, rules, ["test:1"], 0)]))
+    # objects, then attributes (the man's list), then relations: read_order(g, None)
+    assert sorted(row["readings"]) == [
+        ["man", "cap", ["tall"], "wearing"],
+        ["man", "hat", ["tall"], "wearing"],
+    ]
 
 
 def test_positives_after_a_direct_match_are_the_sampled_ones_and_cost_what_is_missing(

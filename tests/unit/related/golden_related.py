@@ -25,7 +25,7 @@ WITH i
 MATCH (i)-[:HAS]->(o0:Object)
 WHERE (toString(o0.name) IN $b0_o0_in OR ($b0_o0_open AND NOT toString(o0.name) IN $b0_o0_out))
   AND ($b0_a0_free OR any(a IN o0.attributes WHERE a IN $b0_a0_in OR ($b0_a0_open AND NOT a IN $b0_a0_out)))
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END] AS attributes, [] AS relation_names, [] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END] WHERE covr_x IS NOT NULL]) AS readings""",
     "hop": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -39,7 +39,7 @@ WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END] WHERE covr_x IS NOT NULL]) AS readings""",
     "chain": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -60,7 +60,7 @@ WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] AS relation_names, [] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_a2_read THEN coalesce(o2.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] WHERE covr_x IS NOT NULL]) AS readings""",
     "v": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -81,7 +81,7 @@ WHERE (toString(r1.name) IN $b0_r1_in OR ($b0_r1_open AND NOT toString(r1.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] AS relation_names, [] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_a2_read THEN coalesce(o2.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_r1_read THEN r1.name END] WHERE covr_x IS NOT NULL]) AS readings""",
     "frame_1": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -102,7 +102,7 @@ WHERE (toString(m0.name) IN $b0_m0_in OR ($b0_m0_open AND NOT toString(m0.name) 
   AND ($b0_a2_free OR any(a IN o2.attributes WHERE a IN $b0_a2_in OR ($b0_a2_open AND NOT a IN $b0_a2_out)))
   AND o2 <> o0
   AND o2 <> o1
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $b0_m0_read THEN m0.name END] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_a2_read THEN coalesce(o2.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_m0_read THEN m0.name END] WHERE covr_x IS NOT NULL]) AS readings""",
     "frame_3": """\
 UNWIND $b0_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -140,7 +140,7 @@ WHERE (toString(m2.name) IN $b0_m2_in OR ($b0_m2_open AND NOT toString(m2.name) 
   AND o4 <> o1
   AND o4 <> o2
   AND o4 <> o3
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_o3_read THEN o3.name END, CASE WHEN $b0_o4_read THEN o4.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END, CASE WHEN $b0_a2_read THEN o2.attributes END, CASE WHEN $b0_a3_read THEN o3.attributes END, CASE WHEN $b0_a4_read THEN o4.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $b0_m0_read THEN m0.name END, CASE WHEN $b0_m1_read THEN m1.name END, CASE WHEN $b0_m2_read THEN m2.name END] AS relmod_names""",
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_o2_read THEN o2.name END, CASE WHEN $b0_o3_read THEN o3.name END, CASE WHEN $b0_o4_read THEN o4.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_a2_read THEN coalesce(o2.attributes, []) END, CASE WHEN $b0_a3_read THEN coalesce(o3.attributes, []) END, CASE WHEN $b0_a4_read THEN coalesce(o4.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END, CASE WHEN $b0_m0_read THEN m0.name END, CASE WHEN $b0_m1_read THEN m1.name END, CASE WHEN $b0_m2_read THEN m2.name END] WHERE covr_x IS NOT NULL]) AS readings""",
 }
 
 UNION = """\
@@ -156,7 +156,7 @@ WHERE (toString(r0.name) IN $b0_r0_in OR ($b0_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b0_o1_in OR ($b0_o1_open AND NOT toString(o1.name) IN $b0_o1_out))
   AND ($b0_a1_free OR any(a IN o1.attributes WHERE a IN $b0_a1_in OR ($b0_a1_open AND NOT a IN $b0_a1_out)))
   AND o1 <> o0
-RETURN DISTINCT i.id AS image_id, $b0_tag AS tag, [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END] AS names, [CASE WHEN $b0_a0_read THEN o0.attributes END, CASE WHEN $b0_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b0_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names
+RETURN i.id AS image_id, $b0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b0_o0_read THEN o0.name END, CASE WHEN $b0_o1_read THEN o1.name END, CASE WHEN $b0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b0_r0_read THEN r0.name END] WHERE covr_x IS NOT NULL]) AS readings
 UNION ALL
 UNWIND $b1_ids AS image_id
 MATCH (i:Image {id: image_id})
@@ -170,7 +170,7 @@ WHERE (toString(r0.name) IN $b1_r0_in OR ($b1_r0_open AND NOT toString(r0.name) 
   AND (toString(o1.name) IN $b1_o1_in OR ($b1_o1_open AND NOT toString(o1.name) IN $b1_o1_out))
   AND ($b1_a1_free OR any(a IN o1.attributes WHERE a IN $b1_a1_in OR ($b1_a1_open AND NOT a IN $b1_a1_out)))
   AND o1 <> o0
-RETURN DISTINCT i.id AS image_id, $b1_tag AS tag, [CASE WHEN $b1_o0_read THEN o0.name END, CASE WHEN $b1_o1_read THEN o1.name END] AS names, [CASE WHEN $b1_a0_read THEN o0.attributes END, CASE WHEN $b1_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $b1_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names"""
+RETURN i.id AS image_id, $b1_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $b1_o0_read THEN o0.name END, CASE WHEN $b1_o1_read THEN o1.name END, CASE WHEN $b1_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $b1_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $b1_r0_read THEN r0.name END] WHERE covr_x IS NOT NULL]) AS readings"""
 
 ANCHORED_KEY = "man-(stapling|onto:wall)->paper[white]"
 

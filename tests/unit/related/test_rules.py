@@ -1,4 +1,4 @@
-"""Rule choice and row decoding of the store lookup, without a store (covr.related.names)."""
+"""Rule choice and row and reading decoding of the store lookup, without a store (covr.related.names)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from covr.related.names import (
     concrete_changes,
     distractor_rule,
     embeddings,
-    is_relaxed_row,
+    is_relaxed_reading,
+    readings_of,
     relaxed_rule,
 )
 from covr.scene.edits import NodeType, Position, positions
@@ -30,6 +31,12 @@ def exclusive(kind: NodeType, x: str, y: str) -> bool:
 
 def row(names: list[str], attributes: list[list[str]], relations: list[str]) -> dict[str, object]:
     return {"names": names, "attributes": attributes, "relation_names": relations}
+
+
+def reading(names: list[str], attribute: list[str], relation: str) -> dict[Position, object]:
+    """A reading of every position of ``G`` (man, hat, hat's attribute, wearing)."""
+    values = [*names, attribute, relation]
+    return dict(zip(positions(G), values, strict=True))
 
 
 def test_distractor_rule_prefers_the_short_list_within_the_cap() -> None:
@@ -77,12 +84,21 @@ def test_anchor_is_the_rarest_fixed_non_attribute_name() -> None:
 
 def test_concrete_changes_expand_attribute_choices() -> None:
     changed = (Position("object", 0), Position("attribute", 1))
-    found = row(["woman", "hat"], [[], ["blue", "blue", "green"]], ["wearing"])
+    found = {changed[0]: "woman", changed[1]: ["blue", "blue", "green"]}
     assert concrete_changes(G, changed, found, exclusive) == [
         ((Position("attribute", 1), "blue"), (Position("object", 0), "woman"))
     ]
-    no_exclusive = row(["boy", "hat"], [[], ["blue"]], ["wearing"])
+    no_exclusive = {changed[0]: "boy", changed[1]: ["blue"]}
     assert concrete_changes(G, changed, no_exclusive, exclusive) == []
+    assert concrete_changes(G, changed, {changed[0]: "woman", changed[1]: None}, exclusive) == []
+
+
+def test_readings_are_placed_by_the_branch_read_order() -> None:
+    order = (Position("object", 1), Position("attribute", 1))
+    got = list(readings_of({"readings": [["cap", ["red"]], ["hat", []], ["odd"]]}, order))
+    # a reading of another length (a nameless node left no item) cannot be placed: skipped
+    assert got == [{order[0]: "cap", order[1]: ["red"]}, {order[0]: "hat", order[1]: []}]
+    assert list(readings_of({"readings": [[]]}, ())) == [{}]  # a positive reads nothing
 
 
 def test_embeddings_count_edits_and_reject_non_exclusive_names() -> None:
@@ -97,8 +113,9 @@ def test_embeddings_count_edits_and_reject_non_exclusive_names() -> None:
     assert embeddings(G, overlap, 2, exclusive) == []
 
 
-def test_relaxed_rows_hold_only_equal_or_non_exclusive_names() -> None:
-    assert is_relaxed_row(G, row(["boy", "hat"], [[], ["red"]], ["wearing"]), exclusive)
-    assert not is_relaxed_row(G, row(["woman", "hat"], [[], ["red"]], ["wearing"]), exclusive)
-    assert not is_relaxed_row(G, row(["man", "hat"], [[], ["blue"]], ["wearing"]), exclusive)
-    assert not is_relaxed_row(G, row(["man", "hat"], [[], []], ["wearing"]), exclusive)
+def test_relaxed_readings_hold_only_equal_or_non_exclusive_names() -> None:
+    assert is_relaxed_reading(G, reading(["boy", "hat"], ["red"], "wearing"), exclusive)
+    assert not is_relaxed_reading(G, reading(["woman", "hat"], ["red"], "wearing"), exclusive)
+    assert not is_relaxed_reading(G, reading(["man", "hat"], ["blue"], "wearing"), exclusive)
+    assert not is_relaxed_reading(G, reading(["man", "hat"], [], "wearing"), exclusive)
+    assert is_relaxed_reading(G, reading(["man", "hat"], ["red", "blue"], "wearing"), exclusive)
