@@ -329,29 +329,6 @@ class _Counter:
         ]
 
 
-def _return_names(skeleton: Skeleton, fragment: str, prefix: str) -> str:
-    """The RETURN of a branch that reports the names found at the positions its caller reads:
-    every item is ``CASE WHEN $<prefix>_<stem>_read THEN … END`` (:func:`_read_params`), so
-    the text stays one per shape while a position nobody reads comes back as a null."""
-
-    def items(var: str, count: int, prop: str) -> str:
-        letter = "a" if prop == "attributes" else var
-        return ", ".join(
-            render("property_read", v=f"{var}{n}", prop=prop, read=f"{prefix}_{letter}{n}_read")
-            for n in range(count)
-        )
-
-    objects = skeleton.objects
-    return render(
-        fragment,
-        tag=f"{prefix}_tag",
-        names=items("o", objects, "name"),
-        attributes=items("o", objects, "attributes"),
-        relation_names=items("r", len(skeleton.relations), "name"),
-        relmod_names=items("m", len(skeleton.relmods), "name"),
-    )
-
-
 def _return_readings(skeleton: Skeleton, prefix: str) -> str:
     """The RETURN of an image-walk branch: one row per image, holding its distinct *readings*
     (the values at the positions the caller reads, :func:`read_order`).
@@ -413,10 +390,7 @@ def image_walk_text(skeleton: Skeleton, prefix: str, counting: bool) -> str:
         if counting:
             changes = _changes(edge, prefix) + _changes(target, prefix)
             clauses += counter.clauses(bound, changes)
-    if counting:
-        clauses.append(_return_names(skeleton, "return_distinct", prefix))
-    else:
-        clauses.append(_return_readings(skeleton, prefix))
+    clauses.append(_return_readings(skeleton, prefix))
     return "\n".join(clauses)
 
 
@@ -540,7 +514,7 @@ def anchored_walk_text(
     conditions = [render("split", p=f"{prefix}_split")] if split else []
     clauses.append(_clause(render("image_of", o="o0"), conditions))
     if counting:
-        clauses.append(_return_names(skeleton, "return_distinct", prefix))
+        clauses.append(_return_readings(skeleton, prefix))
     else:
         clauses.append(render("return_ids", tag=f"{prefix}_tag"))
     return "\n".join(clauses)

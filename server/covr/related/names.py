@@ -40,14 +40,6 @@ Exclusive = Callable[[NodeType, str, str], bool]
 Changes = tuple[tuple[Position, str], ...]
 """The substitutions of one concrete ``g'``, sorted by position."""
 
-_COLUMN: dict[NodeType, str] = {
-    "object": "names",
-    "relation": "relation_names",
-    "relmod": "relmod_names",
-}
-"""The row column holding the image names of each non-attribute kind (one entry per index)."""
-
-
 # -- rules -------------------------------------------------------------------------------------
 
 
@@ -111,14 +103,6 @@ def choose_anchor(
 # -- row decoding ------------------------------------------------------------------------------
 
 
-def _attributes(row: Mapping[str, Any], pos: Position) -> list[str]:
-    return [str(a) for a in dict.fromkeys(row["attributes"][pos.number] or ())]
-
-
-def _name(row: Mapping[str, Any], pos: Position) -> str:
-    return str(row[_COLUMN[pos.kind]][pos.number])
-
-
 def _found(reading: Mapping[Position, Any], pos: Position) -> list[str]:
     """The names a reading holds at ``pos`` (an attribute position: the object's attributes)."""
     value = reading[pos]
@@ -144,23 +128,23 @@ def concrete_changes(
 
 
 def embeddings(
-    g: Subgraph, row: Mapping[str, Any], max_distance: int, exclusive: Exclusive
+    g: Subgraph, reading: Mapping[Position, Any], max_distance: int, exclusive: Exclusive
 ) -> list[Changes]:
-    """The edits of every valid reading of a combined row (attribute choices expanded): equal
-    names cost nothing, exclusive ones one edit, anything else rejects the reading."""
+    """The edits a reading of every position of ``g`` allows (attribute choices expanded):
+    equal names cost nothing, exclusive ones one edit, anything else rejects the reading."""
     fixed: list[tuple[Position, str]] = []
     options: list[list[tuple[Position, str] | None]] = []
     for pos in positions(g):
         x = name_at(g, pos)
         if pos.kind == "attribute":
-            values = _attributes(row, pos)
+            values = _found(reading, pos)
             choice: list[tuple[Position, str] | None] = [None] if x in values else []
             choice += [(pos, a) for a in values if exclusive(pos.kind, x, a)]
             if not choice:
                 return []
             options.append(choice)
             continue
-        y = _name(row, pos)
+        y = _found(reading, pos)[0]
         if y == x:
             continue
         if not exclusive(pos.kind, x, y):

@@ -446,6 +446,7 @@ class Search:
         nothing: tuple[bool, dict[str, set[Subgraph]]] = (False, {})
         self.verified.update(dict.fromkeys(image_ids, nothing))  # most images return no row
         found: dict[str, tuple[bool, dict[str, set[Subgraph]]]] = {}
+        order = read_order(g, None)
         for start in range(0, len(image_ids), step):
             chunk = image_ids[start : start + step]
             query = combined_query(CombinedBranch(g, self.combined_rules, max_distance, chunk))
@@ -453,13 +454,14 @@ class Search:
             for row in rows:
                 image_id = str(row["image_id"])
                 positive, per = found.get(image_id) or (False, defaultdict(set))
-                for changes in embeddings(g, row, max_distance, self.names.exclusive):
-                    if not changes:
-                        positive = True
-                        continue
-                    concrete = self.concretes.of(g, changes)
-                    if concrete is not None:
-                        per[signature(p for p, _ in changes)].add(concrete)
+                for reading in readings_of(row, order):
+                    for changes in embeddings(g, reading, max_distance, self.names.exclusive):
+                        if not changes:
+                            positive = True
+                            continue
+                        concrete = self.concretes.of(g, changes)
+                        if concrete is not None:
+                            per[signature(p for p, _ in changes)].add(concrete)
                 found[image_id] = (positive, per)
         self.verified.update({i: (pos, dict(per)) for i, (pos, per) in found.items()})
 
@@ -535,6 +537,7 @@ class Search:
         branches, shared, counting = self._direct_branches(states)
         pools: dict[int, set[int]] = defaultdict(set)
         every = len(self.all_positions)
+        order = read_order(self.g, None)
         for row in self._read_anchored(branches):
             index = self.table.index.get(str(row["image_id"]))
             if index is None:
@@ -543,10 +546,11 @@ class Search:
             if not counting:
                 pools[next(iter(by_signature.values()))].add(index)
                 continue
-            for changes in embeddings(self.g, row, every, self.names.exclusive):
-                member = by_signature.get(signature(p for p, _ in changes))
-                if member is not None:
-                    pools[member].add(index)
+            for reading in readings_of(row, order):
+                for changes in embeddings(self.g, reading, every, self.names.exclusive):
+                    member = by_signature.get(signature(p for p, _ in changes))
+                    if member is not None:
+                        pools[member].add(index)
         r = self.request
         for n, state in enumerate(states):
             seen = state.stream.seen()

@@ -228,7 +228,7 @@ WITH m0, r0, o2, o0, o1, c2, c2 + CASE WHEN o1.name = $d0_eq_o1 THEN 0 ELSE 1 EN
 WHERE c3 <= $d0_max
 MATCH (i:Image)-[:HAS]->(o0)
 WHERE i.split = $d0_split
-RETURN DISTINCT i.id AS image_id, $d0_tag AS tag, [CASE WHEN $d0_o0_read THEN o0.name END, CASE WHEN $d0_o1_read THEN o1.name END, CASE WHEN $d0_o2_read THEN o2.name END] AS names, [CASE WHEN $d0_a0_read THEN o0.attributes END, CASE WHEN $d0_a1_read THEN o1.attributes END, CASE WHEN $d0_a2_read THEN o2.attributes END] AS attributes, [CASE WHEN $d0_r0_read THEN r0.name END] AS relation_names, [CASE WHEN $d0_m0_read THEN m0.name END] AS relmod_names"""
+RETURN i.id AS image_id, $d0_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $d0_o0_read THEN o0.name END, CASE WHEN $d0_o1_read THEN o1.name END, CASE WHEN $d0_o2_read THEN o2.name END, CASE WHEN $d0_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $d0_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $d0_a2_read THEN coalesce(o2.attributes, []) END, CASE WHEN $d0_r0_read THEN r0.name END, CASE WHEN $d0_m0_read THEN m0.name END] WHERE covr_x IS NOT NULL]) AS readings"""
 
 COMBINED_KEY = "man[tall]-(wearing)->hat[red]"
 
@@ -248,4 +248,4 @@ WHERE (toString(r0.name) IN $c_r0_in OR ($c_r0_open AND NOT toString(r0.name) IN
   AND o1 <> o0
 WITH i, o0, r0, o1, c0, c0 + CASE WHEN r0.name = $c_eq_r0 THEN 0 ELSE 1 END + CASE WHEN o1.name = $c_eq_o1 THEN 0 ELSE 1 END + CASE WHEN $c_a1_free OR $c_eq_a1 IN o1.attributes THEN 0 ELSE 1 END AS c1
 WHERE c1 <= $c_max
-RETURN DISTINCT i.id AS image_id, $c_tag AS tag, [CASE WHEN $c_o0_read THEN o0.name END, CASE WHEN $c_o1_read THEN o1.name END] AS names, [CASE WHEN $c_a0_read THEN o0.attributes END, CASE WHEN $c_a1_read THEN o1.attributes END] AS attributes, [CASE WHEN $c_r0_read THEN r0.name END] AS relation_names, [] AS relmod_names"""
+RETURN i.id AS image_id, $c_tag AS tag, collect(DISTINCT [covr_x IN [CASE WHEN $c_o0_read THEN o0.name END, CASE WHEN $c_o1_read THEN o1.name END, CASE WHEN $c_a0_read THEN coalesce(o0.attributes, []) END, CASE WHEN $c_a1_read THEN coalesce(o1.attributes, []) END, CASE WHEN $c_r0_read THEN r0.name END] WHERE covr_x IS NOT NULL]) AS readings"""

@@ -1,4 +1,4 @@
-"""Rule choice and row and reading decoding of the store lookup, without a store (covr.related.names)."""
+"""Rule choice and reading decoding of the store lookup, without a store (covr.related.names)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,6 @@ EXCLUSIVE |= {("relation", "wearing", "holding")}
 
 def exclusive(kind: NodeType, x: str, y: str) -> bool:
     return (kind, x, y) in EXCLUSIVE
-
-
-def row(names: list[str], attributes: list[list[str]], relations: list[str]) -> dict[str, object]:
-    return {"names": names, "attributes": attributes, "relation_names": relations}
 
 
 def reading(names: list[str], attribute: list[str], relation: str) -> dict[Position, object]:
@@ -102,14 +98,14 @@ def test_readings_are_placed_by_the_branch_read_order() -> None:
 
 
 def test_embeddings_count_edits_and_reject_non_exclusive_names() -> None:
-    same = row(["man", "hat"], [[], ["red", "blue"]], ["wearing"])
+    same = reading(["man", "hat"], ["red", "blue"], "wearing")
     assert embeddings(G, same, 2, exclusive) == [(), ((Position("attribute", 1), "blue"),)]
-    two = row(["woman", "cap"], [[], ["red"]], ["wearing"])
+    two = reading(["woman", "cap"], ["red"], "wearing")
     assert embeddings(G, two, 1, exclusive) == []
     assert embeddings(G, two, 2, exclusive) == [
         ((Position("object", 0), "woman"), (Position("object", 1), "cap"))
     ]
-    overlap = row(["boy", "hat"], [[], ["red"]], ["wearing"])
+    overlap = reading(["boy", "hat"], ["red"], "wearing")
     assert embeddings(G, overlap, 2, exclusive) == []
 
 
