@@ -123,9 +123,8 @@ def then_check(
     image is checked that the two statements would not have checked, save those whose rows the
     lookup then decodes to no hit. Every value is still a parameter (``$covr_check``: the check's
     map, ``$covr_among``), and the text depends on the two texts only: one plan per shape. Both
-    parts must return ``image_id`` and ``tag``; the rows carry the columns of both, a part's
-    missing ones as nulls (a combined round returns names per embedding, the check readings per
-    image); ``check`` must be :func:`batchable`.
+    parts must return the same columns, ``image_id`` and ``tag`` among them; ``check`` must be
+    :func:`batchable`.
     """
     merged = coalesce(list(first))
     if len(merged) != 1:
@@ -133,15 +132,12 @@ def then_check(
     head, head_params = merged[0]
     statement, params = check
     columns = returned(first[0][0].text)
-    checked = returned(statement.text)
-    if not {"image_id", "tag"} <= set(columns) & set(checked):
-        raise ValueError("then_check: both parts must return image_id and tag")
+    if returned(statement.text) != columns or not {"image_id", "tag"} <= set(columns):
+        raise ValueError("then_check: both parts must return the same columns, image_id and tag")
     if not batchable(statement.text) or ids not in params:
         raise ValueError(f"then_check: {statement.name} cannot take ${ids} from the rows")
     as_map = ", ".join(f"{c}: {c}" for c in columns)
-    check_map = ", ".join(f"{c}: {c}" for c in checked)
-    every = [*columns, *(c for c in checked if c not in columns)]
-    out = ", ".join(f"covr_r.{c} AS {c}" for c in every)  # a part's missing column: null
+    out = ", ".join(f"covr_r.{c} AS {c}" for c in columns)
     text = "\n".join(
         [
             f"CALL () {{\n{head.text}\n}}",
@@ -157,7 +153,7 @@ def then_check(
             f"WITH covr_c {{.*, {ids}: covr_ids}} AS {ROW}",
             _per_map(statement.text),
             "}",
-            f"RETURN collect({{{check_map}}}) AS covr_checked",
+            f"RETURN collect({{{as_map}}}) AS covr_checked",
             "}",
             "UNWIND covr_rows + covr_checked AS covr_r",
             f"RETURN {out}",
