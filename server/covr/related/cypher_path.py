@@ -232,10 +232,10 @@ def _read_params(g: Subgraph, prefix: str, reads: Collection[str] | None) -> dic
 
     Why: a per-signature row is read only at its signature's positions, a positive's row not
     at all, and no caller reads the attributes of an object that has none in ``g``. With the
-    rest as nulls, ``RETURN DISTINCT`` collapses the embeddings that agree on what is read
-    (about 12 rows per image and signature before): the per-signature statements' share of a
-    question fell by a fifth to a quarter at 0.01x and 1x (docs/scale.md), with the same
-    output."""
+    rest as nulls, the embeddings that agree on what is read collapse into one reading
+    (``collect(DISTINCT …)``, :func:`_return_readings`): when rows were still one per reading,
+    this cut the per-signature statements' share of a question by a fifth to a quarter at
+    0.01x and 1x (docs/scale.md), with the same output."""
     wanted = set(positions(g)) if reads is None else set(reads)
     params: dict[str, bool] = {}
     for pos in (*positions(g), *(f"attribute@{i}" for i in range(len(g.objects)))):
@@ -335,7 +335,7 @@ def _return_readings(skeleton: Skeleton, prefix: str) -> str:
 
     Why: a branch matches every embedding of ``g`` in an image, and one row per embedding
     (about 10 per image and signature on the 100-image sample: a changed object may be any
-    object of the image) made parsing the reply most of a verification round's client time;
+    object of the image) made parsing the reply the largest part of the client's CPU (~20 %);
     grouped, the rows of 30 source images fell from 77,485 to 7,601 and the reply's client
     time from 2.1 to 0.6 s, with the same distinct readings."""
     objects = range(skeleton.objects)
