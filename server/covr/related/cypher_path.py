@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from covr.related.cypher_text import IDENTIFIER
-from covr.related.cypher_text import BuilderError as BuilderError
-from covr.related.cypher_text import fragment as fragment
-from covr.related.cypher_text import render as render
+from covr.graph.catalog import IDENTIFIER
+from covr.graph.catalog import BuilderError as BuilderError
+from covr.graph.catalog import fragment as fragment
+from covr.graph.catalog import render as render
 from covr.scene.edits import Position, name_at, parse_position, positions
 from covr.scene.subgraph import Subgraph
 
