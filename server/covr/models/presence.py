@@ -572,18 +572,16 @@ class PresenceModel:
         candidate was most of the filter's cost (scores do not depend on the batch: tested)."""
         taus = dict(self.thresholds if thresholds is None else thresholds)
         limits: list[float | None] = []
-        for _, signature in candidates:
+        for i, (scene, signature) in enumerate(candidates):
+            if not isinstance(scene, SceneGraph):  # named by candidate, not by batch row
+                raise ModelInputError(f"candidates[{i}].scene_graph", "must be a SceneGraph")
             try:
                 limits.append(_threshold(signature, taus))
             except ModelInputError:
                 limits.append(None)
         parts = simple_parts(g)
-        row_of: dict[int, int] = {}
-        scenes: list[SceneGraph] = []
-        for scene, _ in candidates:
-            if id(scene) not in row_of:
-                row_of[id(scene)] = len(scenes)
-                scenes.append(scene)
+        scenes = list({id(scene): scene for scene, _ in candidates}.values())  # first-seen order
+        row_of = {id(scene): n for n, scene in enumerate(scenes)}
         flat = self.score_batch([(p, scene, None) for scene in scenes for p in parts])
         scores = flat.reshape(len(scenes), len(parts))
         return [

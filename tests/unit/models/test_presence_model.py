@@ -207,6 +207,9 @@ def test_many_candidates_in_one_run_decide_as_one_at_a_time(presence: PresenceMo
         else:
             assert verdict is presence.likely_present(g, s, sig, None, taus), sig
     assert presence.likely_present_many(g, [], taus) == []
+    with pytest.raises(ModelInputError) as info:
+        presence.likely_present_many(g, [(scene, "object@1"), ("gqa:1", "object@1")], taus)  # type: ignore[list-item]
+    assert info.value.field == "candidates[1].scene_graph"
     # both outcomes occur, so the comparison above can tell them apart
     one = [(scene, "object@1")]
     assert {presence.likely_present_many(g, one, {"object": t})[0] for t in (0.0, 1.0)} == {
