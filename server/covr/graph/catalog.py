@@ -150,18 +150,8 @@ def all_statements() -> list[Statement]:
 _FRAGMENTS = ("match", "_related")
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
-_COMPOSITE = frozenset(
-    {
-        "condition",
-        "names",
-        "attributes",
-        "relation_names",
-        "relmod_names",
-        "bound",
-        "total",
-        "items",
-    }
-)
+_COMPOSITE = frozenset({"condition", "bound", "total", "items"})
+"""Placeholders that take text the builder rendered from other fragments (never a value)."""
 _PROPERTIES = frozenset({"name", "attributes"})
 _LABELS = frozenset({"Object", "Relation", "RelMod"})
 _TYPES = frozenset({"SUBJ", "OBJ", "MOD"})

@@ -87,7 +87,7 @@ def test_names_never_enter_the_text() -> None:
     ("call", "message"),
     [
         (lambda: render("name_eq", v="o0; DROP", p="x"), "not an identifier"),
-        (lambda: render("property", v="o0", prop="key"), "not allowed"),
+        (lambda: render("property_read", v="o0", prop="key", read="b0_o0_read"), "not allowed"),
         (lambda: render("name_eq", v="o0"), "needs"),
         (lambda: fragment("../schema"), "bad fragment name"),
         (lambda: fragment("nope"), "no fragment"),
