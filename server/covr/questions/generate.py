@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
+from covr.collector import batch_collection
 from covr.questions.engine import GENERATOR_VERSION, ImageGenerator, qid
 from covr.questions.errors import GenerationError
 from covr.questions.example import Example
@@ -240,13 +241,14 @@ def iter_examples(
     many candidates were dropped and why (``covr generate`` writes it for ``covr stats``)."""
     seen: set[str] = set()
     drops: Counter[str] = dropped if dropped is not None else Counter()
-    stream = _iter_all(provider, options, image_ids, workers, progress, drops)
-    for example in stream:
-        if example["qid"] not in seen:
-            seen.add(example["qid"])
-            yield example
-        else:
-            drops["duplicate-qid"] += 1
+    with batch_collection():  # forked workers inherit it
+        stream = _iter_all(provider, options, image_ids, workers, progress, drops)
+        for example in stream:
+            if example["qid"] not in seen:
+                seen.add(example["qid"])
+                yield example
+            else:
+                drops["duplicate-qid"] += 1
 
 
 def _iter_all(

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from covr.collector import batch_collection
 from covr.graph import GraphStore
 from covr.related.api import Distractor, RelatedError, RelatedResult, contains
 from covr.related.lookup import RelatedLookup
@@ -132,11 +133,12 @@ def distractor_shard(job: Job, shard: int, items: Sequence[str]) -> ShardResult:
     options = job.related
     lookup = worker_for(job).lookup
     records: list[dict[str, Any]] = []
-    for item in items:
-        image_id, keys = json.loads(item)
-        results = image_results(lookup, image_id, keys, options)
-        lines = [json.dumps(record(image_id, r), separators=(",", ":")) for r in results]
-        records.append({"image": image_id, "lines": lines})
+    with batch_collection():
+        for item in items:
+            image_id, keys = json.loads(item)
+            results = image_results(lookup, image_id, keys, options)
+            lines = [json.dumps(record(image_id, r), separators=(",", ":")) for r in results]
+            records.append({"image": image_id, "lines": lines})
     return ShardResult(shard, encode_records(records), len(records), "", os.getpid())
 
 

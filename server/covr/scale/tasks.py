@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from covr.collector import batch_collection
 from covr.graph import GraphStore, open_store
 from covr.questions.export import dumps
 from covr.questions.generate import GenerationOptions, iter_examples
@@ -162,10 +163,13 @@ def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResul
     assert job.options is not None
     assert worker.provider is not None
     records: list[dict[str, Any]] = []
-    for image_id in image_ids:
-        dropped: Counter[str] = Counter()
-        examples = list(iter_examples(worker.provider, job.options, [image_id], dropped=dropped))
-        lines = [dumps(e) for e in examples]
-        qids = [e["qid"] for e in examples]
-        records.append({"image": image_id, "qids": qids, "examples": lines, "dropped": dropped})
+    with batch_collection():
+        for image_id in image_ids:
+            dropped: Counter[str] = Counter()
+            examples = list(
+                iter_examples(worker.provider, job.options, [image_id], dropped=dropped)
+            )
+            lines = [dumps(e) for e in examples]
+            qids = [e["qid"] for e in examples]
+            records.append({"image": image_id, "qids": qids, "examples": lines, "dropped": dropped})
     return ShardResult(shard, encode_records(records), len(records), "", os.getpid())
