@@ -17,10 +17,11 @@ class MemorySettings(BaseSettings):
     ``COVR_RELATED_CACHE_*``)."""
 
     model_cache_pairs: int = Field(
-        default=500_000,
+        default=16_000_000,
         ge=1000,
-        description="Exclusivity scores kept per process (~200 bytes each); the oldest are "
-        "dropped beyond this, so a long-running service's memory stays bounded.",
+        description="Exclusivity scores kept per process (4 bytes each, in one row per queried "
+        "name: a 4,000-name vocabulary fits whole); the oldest rows are dropped beyond this, so a "
+        "long-running service's memory stays bounded.",
     )
     model_cache_terms: int = Field(
         default=200_000,

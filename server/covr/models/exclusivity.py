@@ -2,14 +2,13 @@
 
 :class:`OnnxExclusivity` implements the related-images room's ``Exclusivity`` protocol
 structurally (``m`` and ``m_batch``) without importing that room (DESIGN.md §1). Scores are cached
-per ``(type, x, x')``; the cache belongs to one model version and is dropped by :meth:`refresh`
+per ``(type, x, x')`` (:mod:`covr.models.score_rows`); the cache belongs to one model version and is dropped by :meth:`refresh`
 when the file on disk carries another version. Identical names score 0.0 without the model, as
 the protocol requires; ``relmod`` pairs use the relation head.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import threading
@@ -23,7 +22,8 @@ from covr.models.errors import ModelInputError, ModelResourceError
 from covr.models.features import FEATURES_VERSION, Featurizer, FloatArray, Lexicon
 from covr.models.lexical import LexicalTable, table_path, write_table
 from covr.models.onnx_io import OnnxHead
-from covr.models.pair_memo import memo_path, read_pairs, write_pairs
+from covr.models.pair_memo import memo_path, read_memo, write_memo
+from covr.models.score_rows import ScoreRows
 from covr.models.terms import (
     NODE_TYPES,
     ModelType,
@@ -51,7 +51,7 @@ class OnnxExclusivity:
         wordnet: Any = None,
         open_wordnet: Callable[[], Any] | None = None,
         threads: int = 1,
-        max_pairs: int = 500_000,
+        max_pairs: int = 16_000_000,
         learned: tuple[Path, str] | None = None,
     ) -> None:
         """``wordnet`` (a reader) or ``open_wordnet`` (opens one on first need) answers for
@@ -64,8 +64,7 @@ class OnnxExclusivity:
         self._open_wordnet = open_wordnet
         self._threads = threads
         self._lock = threading.Lock()
-        self._cache: dict[tuple[ModelType, str, str], float] = {}
-        self._max_pairs = max_pairs
+        self._cache = ScoreRows(max_pairs)
         self._load()
         self._remembered = self._read_remembered()
 
@@ -181,10 +180,8 @@ class OnnxExclusivity:
         path = self._memo_path()
         if path is None or self._learned is None:
             return 0
-        pairs = read_pairs(path, self.version, FEATURES_VERSION, self._learned[1])
-        for key in itertools.islice(pairs, self._max_pairs):
-            self._cache[key] = pairs[key]
-        return min(len(pairs), self._max_pairs)
+        table = read_memo(path, self.version, FEATURES_VERSION, self._learned[1])
+        return 0 if table is None else self._cache.load(table)
 
     def remember_pairs(self, folder: Path | None = None) -> bool:
         """Write the scores cached now for the next process (``covr generate`` calls it at the
@@ -196,12 +193,12 @@ class OnnxExclusivity:
         path = self._memo_path(folder)
         if path is None or self._learned is None:
             return False
-        with self._lock:
-            pairs = dict(self._cache)
         own = path == self._memo_path()  # the file it read at opening
-        if own and len(pairs) <= self._remembered:
+        if own and len(self._cache) <= self._remembered:
             return False
-        written = write_pairs(path, pairs, self.version, FEATURES_VERSION, self._learned[1])
+        with self._lock:
+            pairs = self._cache.table()
+        written = write_memo(path, pairs, self.version, FEATURES_VERSION, self._learned[1])
         if written and own:
             self._remembered = len(pairs)
         return written
@@ -240,17 +237,14 @@ class OnnxExclusivity:
         cache = self._cache
         missing: dict[tuple[ModelType, str, str], list[int]] = {}
         for i, triple in enumerate(pairs):
-            try:  # a triple already in normal form is its own key (normal_form is idempotent)
-                hit = cache.get(triple)
-            except TypeError:  # unhashable parts: the validation below names the field
-                hit = None
+            hit = cache.find(triple)  # a triple in normal form is its own key (idempotent)
             if hit is not None:
                 values[i] = hit
                 continue
             key = self._key(i, triple)
             if key[1] == key[2]:
                 continue  # identical names are never exclusive
-            hit = cache.get(key)
+            hit = cache.get(*key)
             if hit is None:
                 missing.setdefault(key, []).append(i)
             else:
@@ -259,25 +253,18 @@ class OnnxExclusivity:
             todo = list(missing)
             for start in range(0, len(todo), CHUNK):
                 part = todo[start : start + CHUNK]
-                probs = self.predict_rows(self._featurizer.rows(part))
+                probs = self.predict_rows(self._featurizer.rows(part)).tolist()
+                rows: dict[tuple[ModelType, str], tuple[list[str], list[float]]] = {}
+                for key, p in zip(part, probs, strict=True):
+                    names, scores = rows.setdefault(key[:2], ([], []))
+                    names.append(key[2])
+                    scores.append(p)
+                    for i in missing[key]:
+                        values[i] = p
                 with self._lock:
-                    for key, p in zip(part, probs.tolist(), strict=True):
-                        cache[key] = p
-                        for i in missing[key]:
-                            values[i] = p
-                    if len(cache) > self._max_pairs:
-                        self._evict_oldest()
+                    for (kind, x), (names, scores) in rows.items():
+                        cache.put_many(kind, x, names, scores)
         return np.asarray(values, dtype=np.float32)
-
-    def _evict_oldest(self) -> None:
-        """Drop the oldest tenth of the scores (dicts keep insertion order). The lookup scores a
-        name against its whole vocabulary, so without a bound the cache grows towards
-        vocabulary² entries in a long-running service (measured: +200 MB of server RSS over the
-        question phases of ``bench_service.py`` at 8,500 images). The caller holds the lock."""
-        cache = self._cache
-        surplus = len(cache) - self._max_pairs + self._max_pairs // 10
-        for key in list(itertools.islice(cache, max(0, surplus))):
-            del cache[key]
 
     @staticmethod
     def _key(i: int, triple: Any) -> tuple[ModelType, str, str]:

@@ -245,7 +245,7 @@ def test_the_score_cache_is_bounded_and_keeps_the_newest(
 def test_the_cache_bound_comes_from_settings() -> None:
     from covr.settings import Settings
 
-    assert Settings(_env_file=None).model_cache_pairs == 500_000  # type: ignore[call-arg]
+    assert Settings(_env_file=None).model_cache_pairs == 16_000_000  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="model_cache_pairs"):
         Settings(_env_file=None, model_cache_pairs=10)  # type: ignore[call-arg]
 

@@ -7,11 +7,19 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from covr.models.exclusivity import OnnxExclusivity
 from covr.models.features import FEATURES_VERSION
-from covr.models.pair_memo import memo_path, read_pairs, write_pairs
+from covr.models.pair_memo import (
+    PairTable,
+    memo_path,
+    read_memo,
+    read_pairs,
+    write_memo,
+    write_pairs,
+)
 from covr.models.terms import NodeType
 
 pytestmark = pytest.mark.unit
@@ -88,3 +96,43 @@ def test_an_unwritable_folder_is_a_warning_not_an_error(
         assert not model.remember_pairs()
     assert "not remembered" in caplog.text
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_file_pointing_outside_its_names_is_ignored(
+    exclusivity_path: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file whose pair indices do not fit its name list (written by something else, or cut)
+    is a warning and no scores, never a wrong score or a crash."""
+    model = _model(exclusivity_path, tmp_path)
+    path = memo_path(tmp_path, exclusivity_path.stem, model.version)
+    bad = PairTable(
+        ["dog", "cat"],
+        np.array([0], dtype=np.int64),
+        np.array([0], dtype=np.int64),
+        np.array([5], dtype=np.int64),  # no name 5
+        np.array([0.5]),
+    )
+    assert write_memo(path, bad, model.version, FEATURES_VERSION, "wordnet-a")
+    with caplog.at_level(logging.WARNING):
+        assert read_memo(path, model.version, FEATURES_VERSION, "wordnet-a") is None
+        assert _model(exclusivity_path, tmp_path).cache_size == 0
+    assert "outside the names" in caplog.text
+
+
+def test_the_whole_vocabulary_of_a_lookup_is_remembered(
+    exclusivity_path: Path, tmp_path: Path
+) -> None:
+    """The bound counts 4-byte cells: every pair of a 60-name vocabulary in every direction
+    (what a run scores) is kept and read back by the next process, none scored again."""
+    names = [f"thing{i}" for i in range(60)]
+    pairs: list[tuple[NodeType, str, str]] = [
+        ("object", x, y) for x in names for y in names if x != y
+    ]
+    first = _model(exclusivity_path, tmp_path)
+    expected = first.m_batch(pairs)
+    assert first.cache_size == len(pairs)
+    assert first.remember_pairs()
+    second = _model(exclusivity_path, tmp_path)
+    assert second.cache_size == len(pairs)
+    assert second.m_batch(pairs) == expected
+    assert second.cache_size == len(pairs)
