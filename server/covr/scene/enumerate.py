@@ -192,7 +192,7 @@ def enumerate_subgraphs(
     """All subgraphs of ``scene`` under the rules and ``options`` (see the module docstring)."""
     opts = options or EnumerationOptions()
     unique = set(_Enumerator(scene, opts).trees())
-    subgraphs = sorted((Subgraph.from_tree(t) for t in unique), key=_size_key)
+    subgraphs = sorted((Subgraph.of_canonical_tree(t) for t in unique), key=_size_key)
     if opts.max_subgraphs is not None:
         subgraphs = subgraphs[: opts.max_subgraphs]
     return subgraphs

@@ -137,6 +137,14 @@ class Subgraph:
         return cls(objects, relations, relmods)
 
     @classmethod
+    def of_canonical_tree(cls, tree: TreeNode) -> Subgraph:
+        """The subgraph of a tree that is canonical already and whose names a scene graph
+        checked (the enumerator's own trees): :meth:`from_tree` canonicalizes, and its
+        validation canonicalizes again, which was ~5 % of a generate run (358 subgraphs per
+        image, each built twice over)."""
+        return cls._canonical(*_flatten(tree))
+
+    @classmethod
     def from_key(cls, key: str) -> Subgraph:
         """Parse a :attr:`key`; malformed text or broken rules raise :class:`SubgraphError`."""
         if not isinstance(key, str) or not key:

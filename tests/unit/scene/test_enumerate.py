@@ -177,7 +177,10 @@ def test_enumeration_is_deterministic_and_valid_on_synthetic_images() -> None:
     for subgraphs in first:
         assert len({g.key for g in subgraphs}) == len(subgraphs)
         for g in subgraphs:
+            # built without validation (of_canonical_tree): the validated forms agree
             assert Subgraph.from_key(g.key) == g
+            assert Subgraph(g.objects, g.relations, g.relmods) == g
+            assert Subgraph.from_tree(g.tree()) == g
             assert len(g.relations) <= 2
 
 
