@@ -59,6 +59,22 @@ class ScoreRows:
         value = row[column]
         return None if value != value else float(value)  # NaN: not scored
 
+    def slice(self, kind: ModelType, x: str, names: Sequence[str]) -> FloatArray | None:
+        """The scores of ``x`` against every name of ``names`` as one array, or None unless all
+        of them are remembered (a lookup asks this for its whole vocabulary)."""
+        row = self._rows.get((kind, x))
+        if row is None:
+            return None
+        get = self._columns.get
+        columns = [get(n) for n in names]
+        if None in columns:
+            return None
+        index = np.array(columns, dtype=np.int64)
+        if len(index) and int(index.max()) >= len(row):
+            return None
+        out = row[index]
+        return None if np.isnan(out).any() else out
+
     def find(self, triple: object) -> float | None:
         """:meth:`get` of a request's raw item: None unless it is a remembered triple (a
         malformed or unhashable one is left to the caller's validation, which names the field)."""

@@ -31,6 +31,7 @@ from covr.scene.subgraph import Subgraph
 from covr.settings import Settings, get_settings, parse_thresholds
 
 if TYPE_CHECKING:
+    from covr.models.features import FloatArray
     from covr.models.presence import PresenceModel
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,19 @@ class ModelExclusivity:
             return self.model.m_batch(pairs)
         except models.ModelInputError:
             return [self.m(*p) for p in pairs]
+
+    def scores_against(
+        self, node_type: NodeType, x: str, names: Sequence[str]
+    ) -> Sequence[float] | FloatArray:
+        """``m_batch`` of ``x`` against each of ``names`` (the model's row slice when it has one)."""
+        against = getattr(self.model, "scores_against", None)
+        try:
+            if callable(against):
+                scores: FloatArray = against(node_type, x, names)
+                return scores
+            return self.model.m_batch([(node_type, x, n) for n in names])
+        except models.ModelInputError:
+            return [self.m(node_type, x, n) for n in names]
 
     def prime(self, terms: Sequence[tuple[NodeType, str]]) -> None:
         """The model's per-term work for a vocabulary, done now (before workers fork)."""

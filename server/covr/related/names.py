@@ -192,6 +192,9 @@ _POSTINGS = {
     "relation": "match/related/postings_relation",
     "relmod": "match/related/postings_relmod",
 }
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+_NONE: BoolArray = np.zeros(0, dtype=bool)
+
 _ANCHOR_ENOUGH = 256
 """Stop intersecting further names' image lists once a pool is this small."""
 
@@ -263,33 +266,33 @@ class NameTables:
             self._m[key] = hit
         return hit
 
-    def _score_all(self, node_type: NodeType, x: str, names: Sequence[str]) -> None:
-        """Decide ``(x, n)`` for every name not decided yet with one ``m_batch`` call.
+    def _scores_against(self, node_type: NodeType, x: str, names: Sequence[str]) -> BoolArray:
+        """Whether each of ``names`` is exclusive with ``x``, decided in one call.
 
         A name's alternatives cover the whole vocabulary (1,700 object names at 0.1x GQA): one
         model call per pair was ~70 % of a new process's first lookups (profile, 8,500
-        images); a batch gives the same scores (checked bit for bit on that vocabulary) ~10x
-        faster. Decisions are what :meth:`exclusive` would store.
+        images); one batch gives the same scores (checked bit for bit on that vocabulary). A
+        model that keeps scores in rows answers with one slice of ``x``'s row. The decisions are
+        the ones :meth:`exclusive` takes (the same scores, the same threshold); they are not
+        stored per pair, which was ~540,000 dict entries on the 100-image sample.
         """
-        todo = [n for n in names if n != x and (node_type, x, n) not in self._m]
-        if not todo:
-            return
-        scores = self.exclusivity.m_batch([(node_type, x, n) for n in todo])
-        if len(self._m) + len(todo) > self.settings.related_cache_decisions:
-            self._m.clear()
-        for n, score in zip(todo, scores, strict=True):
-            self._m[(node_type, x, n)] = score > EXCLUSIVE_THRESHOLD
+        against = getattr(self.exclusivity, "scores_against", None)
+        if callable(against):
+            scores = against(node_type, x, names)
+        else:
+            scores = self.exclusivity.m_batch([(node_type, x, n) for n in names])
+        return np.asarray(scores, dtype=np.float64) > EXCLUSIVE_THRESHOLD
 
     def alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(exclusive, non-exclusive) names of the vocabulary other than ``x``."""
         key = (node_type, x)
         if key not in self._lists:
             names = sorted(n for n in self.vocabulary(node_type, None) if n != x)
-            self._score_all(node_type, x, names)
-            exclusive = tuple(n for n in names if self.exclusive(node_type, x, n))
-            chosen = set(exclusive)
-            others = tuple(n for n in names if n not in chosen)
-            self._lists[key] = (exclusive, others)
+            exclusive = self._scores_against(node_type, x, names) if names else _NONE
+            self._lists[key] = (
+                tuple(itertools.compress(names, exclusive)),
+                tuple(itertools.compress(names, ~exclusive)),
+            )
         return self._lists[key]
 
     # -- rules of one subgraph -------------------------------------------------------------------

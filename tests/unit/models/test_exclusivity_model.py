@@ -150,6 +150,38 @@ def test_a_term_scores_as_its_normal_form(exclusivity: OnnxExclusivity) -> None:
     assert got[2] == exclusivity.m("relation", "on", "under")
 
 
+@pytest.mark.parametrize(
+    ("node_type", "x", "names"),
+    [
+        ("object", "dog", ["cat", "horse", "animal", "man"]),  # the row slice, once scored
+        ("object", "dog", ["cat", "Horse", " man "]),  # not in normal form: pair by pair
+        ("object", "dog", ["cat", "dog", "dogs"]),  # x itself, and a name of x's normal form
+        ("relmod", "on", ["under", "near"]),  # scored by the relation head
+        ("attribute", "red", []),
+    ],
+)
+def test_scores_against_a_vocabulary_are_the_pairs_scores(
+    exclusivity_path: Path, wordnet: Any, node_type: NodeType, x: str, names: list[str]
+) -> None:
+    """The lookup's one call per queried name gives what the pairs give, first and again."""
+    model = OnnxExclusivity(exclusivity_path, wordnet=wordnet)
+    pairs = [(node_type, x, n) for n in names]
+    expected = model.scores(pairs)
+    np.testing.assert_array_equal(model.scores_against(node_type, x, names), expected)
+    np.testing.assert_array_equal(model.scores_against(node_type, x, names), expected)
+    fresh = OnnxExclusivity(exclusivity_path, wordnet=wordnet)
+    np.testing.assert_array_equal(fresh.scores_against(node_type, x, names), expected)
+
+
+def test_scores_against_bad_input_names_the_field(exclusivity: OnnxExclusivity) -> None:
+    with pytest.raises(ModelInputError) as info:
+        exclusivity.scores_against("object", "dog", ["cat", ""])
+    assert info.value.field == "pairs[1].x_prime"
+    with pytest.raises(ModelInputError) as info:
+        exclusivity.scores_against("colour", "dog", ["cat"])  # type: ignore[arg-type]
+    assert info.value.field == "pairs[0].node_type"
+
+
 def test_accented_words_are_scored(exclusivity: OnnxExclusivity) -> None:
     assert exclusivity.m("object", "café", "cafe") == 0.0
     assert 0.0 <= exclusivity.m("object", "crème", "dog") <= 1.0

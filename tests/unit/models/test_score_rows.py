@@ -106,3 +106,18 @@ def test_an_empty_cache_writes_an_empty_table() -> None:
     table = ScoreRows(1000).table()
     assert len(table) == 0
     assert table.names == []
+
+
+def test_a_slice_needs_every_name_remembered() -> None:
+    rows = ScoreRows(100_000)
+    rows.put_many("object", "dog", ["cat", "horse"], [0.75, 0.25])
+    rows.put_many("object", "bird", ["zebra"], [0.5])  # a column past dog's row
+    got = rows.slice("object", "dog", ["horse", "cat"])
+    assert got is not None
+    assert got.tolist() == [0.25, 0.75]
+    assert rows.slice("object", "dog", []) is not None
+    assert rows.slice("object", "dog", ["cat", "zebra"]) is None  # past the row
+    assert rows.slice("object", "dog", ["cat", "unknown"]) is None  # no column
+    assert rows.slice("object", "dog", ["cat", "bird"]) is None  # a column, not scored
+    assert rows.slice("object", "cat", ["dog"]) is None  # no row
+    assert rows.slice("attribute", "dog", ["cat"]) is None
