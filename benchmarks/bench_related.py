@@ -41,7 +41,8 @@ that neither variant pays for it.
 
 ``--exclusivity`` times what a *new process* pays on its first lookups, when that score cache is
 empty: ``per_pair`` (a name's exclusive alternatives decided with one model call per vocabulary
-name: the old path, reachable only here) against ``batched`` (one ``m_batch`` call per name).
+name: the old path, reachable only here) against ``batched`` (one call per name: a slice of the
+model's score row once the scores are known).
 Per variant and round: the score cache cleared, a new lookup, ``warm()``, one pass (seed 1).
 """
 
@@ -59,6 +60,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from covr import models
 from covr.graph import GraphStore, open_store
@@ -382,8 +385,13 @@ def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
                 model.clear_cache()
                 lookup = build_lookup(store, settings, model=True)
                 if variant == "per_pair":
-                    # the lookup then decides each pair in NameTables.exclusive, one model call each
-                    lookup.names._score_all = lambda *a: None  # type: ignore[method-assign]
+                    # each pair decided in NameTables.exclusive, one model call each
+                    def per_pair(
+                        kind: Any, x: str, ns: Sequence[str], n: Any = lookup.names
+                    ) -> Any:
+                        return np.array([n.exclusive(kind, x, y) for y in ns], dtype=bool)
+
+                    lookup.names._scores_against = per_pair  # type: ignore[method-assign,assignment]
                 lookup.warm()
                 for g in queries:
                     t0 = time.perf_counter()
