@@ -12,7 +12,9 @@ collection is allowed a hundred times less often; the young generations are left
 (raising their threshold as well changed nothing measurable).
 
 The setting is process state: it is put back when the job ends, so a library caller's collector
-is what it was. A service is not changed here (its heap and request pattern differ; not measured).
+is what it was. For the same reason it belongs to jobs that own their process (a CLI run, a pool
+or Ray worker), not to threads that overlap: the service's question RPCs use the per-image
+generators, which do not change it (its heap and request pattern differ; not measured).
 """
 
 from __future__ import annotations
