@@ -4,15 +4,15 @@ Why rows and not a dict of pairs: a related lookup scores each queried name agai
 vocabulary, so a generate run over a split asks for about vocabulary² pairs (540,465 on the
 100-image synthetic sample, 1,296 names). As a dict that is ~200 bytes a pair; the old bound of
 500,000 pairs sat just below that run's need, so every run evicted and scored ~50,000 pairs
-again (about a fifth of its CPU, profile of 2026-11-27). As rows, a pair is one 4-byte cell: the
-whole vocabulary² of that sample is ~7 MB, and a 3,000-name vocabulary ~36 MB, so the bound can
-hold a split's full need.
+again (about a fifth of its CPU, profile of 2026-11-27). As rows, a pair is one 4-byte cell: that
+sample's scores fill 1,071 rows of 1,296 cells, ~5.5 MB, and a 3,000-name vocabulary takes ~36 MB,
+so the bound can hold a split's full need.
 
 The model's output is float32, so a cell holds exactly the score the model gave; NaN marks a
 pair not scored yet. The bound counts allocated cells; beyond it the oldest rows go first
 (dicts keep insertion order), until a tenth of the bound is free. Names get a column on first
-sight; when the name index outgrows the bound (a service fed ever new names), everything is
-dropped and scoring starts over (:data:`COLUMNS_PER_CELL`), which keeps memory bounded and the scores the same.
+sight; when the name index outgrows its bound (:data:`COLUMNS_PER_CELL`; a service fed ever
+new names), everything is dropped and scoring starts over: memory stays bounded, scores the same.
 """
 
 from __future__ import annotations
