@@ -2,8 +2,8 @@
 
 :class:`OnnxExclusivity` implements the related-images room's ``Exclusivity`` protocol
 structurally (``m`` and ``m_batch``) without importing that room (DESIGN.md §1). Scores are cached
-per ``(type, x, x')`` (:mod:`covr.models.score_rows`); the cache belongs to one model version and is dropped by :meth:`refresh`
-when the file on disk carries another version. Identical names score 0.0 without the model, as
+per ``(type, x, x')`` (:mod:`covr.models.score_rows`); the cache belongs to one model version
+and is dropped by :meth:`refresh` when the file on disk carries another version. Identical names score 0.0 without the model, as
 the protocol requires; ``relmod`` pairs use the relation head.
 """
 

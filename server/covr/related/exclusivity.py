@@ -63,6 +63,19 @@ class Exclusivity(Protocol):
         ...
 
 
+def scores_against(
+    exclusivity: Exclusivity, node_type: NodeType, x: str, names: Sequence[str]
+) -> Sequence[float]:
+    """``m_batch`` of ``x`` against each of ``names``: one call of the scorer's own
+    ``scores_against`` when it has one (the ONNX model reads it as a slice of a cached row; a
+    lookup asks this for every queried name against its whole vocabulary)."""
+    against = getattr(exclusivity, "scores_against", None)
+    if callable(against):
+        scores: Sequence[float] = against(node_type, x, names)
+        return scores
+    return exclusivity.m_batch([(node_type, x, n) for n in names])
+
+
 def is_exclusive(exclusivity: Exclusivity, node_type: NodeType, x: str, x_prime: str) -> bool:
     """Whether substituting ``x`` by ``x_prime`` makes a valid distractor (``m > 0.5``)."""
     return exclusivity.m(node_type, x, x_prime) > EXCLUSIVE_THRESHOLD

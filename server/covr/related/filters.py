@@ -24,14 +24,18 @@ from typing import TYPE_CHECKING
 from covr import models
 from covr.graph.store import GraphStore
 from covr.related.api import Distractor, PresenceFilter
-from covr.related.exclusivity import Exclusivity, NodeType, default_exclusivity
+from covr.related.exclusivity import (
+    Exclusivity,
+    NodeType,
+    default_exclusivity,
+    scores_against,
+)
 from covr.related.lookup import RelatedLookup
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings, get_settings, parse_thresholds
 
 if TYPE_CHECKING:
-    from covr.models.features import FloatArray
     from covr.models.presence import PresenceModel
 
 log = logging.getLogger(__name__)
@@ -61,16 +65,11 @@ class ModelExclusivity:
         except models.ModelInputError:
             return [self.m(*p) for p in pairs]
 
-    def scores_against(
-        self, node_type: NodeType, x: str, names: Sequence[str]
-    ) -> Sequence[float] | FloatArray:
-        """``m_batch`` of ``x`` against each of ``names`` (the model's row slice when it has one)."""
-        against = getattr(self.model, "scores_against", None)
+    def scores_against(self, node_type: NodeType, x: str, names: Sequence[str]) -> Sequence[float]:
+        """The model's scores of ``x`` against each of ``names`` (the word lists where it
+        refuses a name)."""
         try:
-            if callable(against):
-                scores: FloatArray = against(node_type, x, names)
-                return scores
-            return self.model.m_batch([(node_type, x, n) for n in names])
+            return scores_against(self.model, node_type, x, names)
         except models.ModelInputError:
             return [self.m(node_type, x, n) for n in names]
 

@@ -29,7 +29,7 @@ from covr.cache import LRU
 from covr.graph import catalog, name_stats
 from covr.graph.store import GraphStore
 from covr.related.cypher_path import Rule
-from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity
+from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity, scores_against
 from covr.related.sampling import IdArray, ImageTable
 from covr.scene.edits import NodeType, Position, name_at, positions, substitute
 from covr.scene.subgraph import Subgraph, SubgraphError
@@ -193,7 +193,6 @@ _POSTINGS = {
     "relmod": "match/related/postings_relmod",
 }
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
-_NONE: BoolArray = np.zeros(0, dtype=bool)
 
 _ANCHOR_ENOUGH = 256
 """Stop intersecting further names' image lists once a pool is this small."""
@@ -276,11 +275,7 @@ class NameTables:
         the ones :meth:`exclusive` takes (the same scores, the same threshold); they are not
         stored per pair, which was ~540,000 dict entries on the 100-image sample.
         """
-        against = getattr(self.exclusivity, "scores_against", None)
-        if callable(against):
-            scores = against(node_type, x, names)
-        else:
-            scores = self.exclusivity.m_batch([(node_type, x, n) for n in names])
+        scores = scores_against(self.exclusivity, node_type, x, names)
         return np.asarray(scores, dtype=np.float64) > EXCLUSIVE_THRESHOLD
 
     def alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -288,7 +283,7 @@ class NameTables:
         key = (node_type, x)
         if key not in self._lists:
             names = sorted(n for n in self.vocabulary(node_type, None) if n != x)
-            exclusive = self._scores_against(node_type, x, names) if names else _NONE
+            exclusive = self._scores_against(node_type, x, names)
             self._lists[key] = (
                 tuple(itertools.compress(names, exclusive)),
                 tuple(itertools.compress(names, ~exclusive)),
