@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -33,6 +34,12 @@ _IN_STRING = re.compile(r'["\\]')
 _OUTSIDE = re.compile(r'["\[\]{}]')
 _SCALAR_END = re.compile(r"[,\]}\s]")
 _LONGEST_LITERAL = len("-Infinity")
+
+
+_TOO_MANY_DIGITS = (
+    f"a number has more than {sys.get_int_max_str_digits():,} digits (Python's limit for "
+    "reading an integer)"
+)
 
 
 class DuplicateKey(ValueError):
@@ -168,6 +175,10 @@ class EntryReader:
                 self.pos = start
                 self.skip_value()
                 raise _RecordFault("", "nested too deeply (JSON nesting is limited)") from None
+            except ValueError:  # not a syntax error: an integer past Python's digit limit
+                self.pos = start
+                self.skip_value()
+                raise _RecordFault("", _TOO_MANY_DIGITS) from None
             if end == len(self.buf) and not self.eof:  # a number may go on in the next read
                 self._more(start)
                 start = self.pos

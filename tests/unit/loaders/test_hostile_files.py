@@ -201,3 +201,18 @@ def test_vg_array_files_skip_a_bad_record_too(tmp_path: Path) -> None:
     problems = [g for g in graphs if isinstance(g, Problem)]
     assert [(p.record, p.field) for p in problems] == [("2", "image_id")]
     assert sum(isinstance(g, SceneGraph) for g in graphs) == 4
+
+
+def test_a_number_past_the_integer_digit_limit_is_a_problem_for_its_record(
+    tmp_path: Path,
+) -> None:
+    """Python refuses to read an integer of more than 4,300 digits (a ValueError that is not a
+    JSON syntax error): the fuzzer found that it stopped the whole read."""
+    record = json.dumps(good_record())
+    huge = record.replace('"width": ', '"width": ' + "7" * 5000 + ', "w2": ', 1)
+    path = tmp_path / "val_sceneGraphs.json"
+    path.write_text(raw_object([("a", record), ("b", huge), ("c", record)]))
+    ids, problems = read_gqa(path)
+    assert ids == ["a", "c"]
+    assert [p.record for p in problems] == ["b"]
+    assert "more than 4,300 digits" in problems[0].message
