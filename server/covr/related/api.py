@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
@@ -87,6 +87,11 @@ class RelatedResult:
     distractors: tuple[Distractor, ...]
     offset: int = 0
     next_offset: int | None = None
+    reached: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    """Every image in which the search matched ``g`` or an edit of it before the exclusion
+    check and the presence filter, when it verified every candidate of every signature (no
+    cap, no scan budget cut it short); None otherwise. A larger subgraph's matches are among
+    these (:mod:`covr.related.barren`)."""
 
     def by_signature(self) -> dict[str, list[str]]:
         """``signature -> image ids`` in result order."""

@@ -211,6 +211,11 @@ class NameTables:
         self._lists: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._m: dict[tuple[str, str, str], bool] = {}
         self._postings: LRU[tuple[str, str], IdArray] = LRU(settings.related_cache_postings)
+        self._pools: LRU[tuple[Any, ...], tuple[IdArray | None]] = LRU(
+            settings.related_cache_postings
+        )
+        self._rules: dict[tuple[bool, str, str], Rule | None] = {}
+        self._sorted: dict[str, tuple[str, ...]] = {}
 
     def reset(self, *, decisions: bool = False) -> None:
         """Forget what depends on the store's contents (``decisions``: the model's too)."""
@@ -218,6 +223,9 @@ class NameTables:
         self._vocab.clear()
         self._lists.clear()
         self._postings.clear()
+        self._pools.clear()
+        self._rules.clear()
+        self._sorted.clear()
         if decisions:
             self._m.clear()
 
@@ -278,11 +286,17 @@ class NameTables:
         scores = scores_against(self.exclusivity, node_type, x, names)
         return np.asarray(scores, dtype=np.float64) > EXCLUSIVE_THRESHOLD
 
+    def _sorted_vocabulary(self, node_type: str) -> tuple[str, ...]:
+        known = self._sorted.get(node_type)
+        if known is None:  # sorted once per generation, not once per name asked about
+            known = self._sorted[node_type] = tuple(sorted(self.vocabulary(node_type, None)))
+        return known
+
     def alternatives(self, node_type: NodeType, x: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(exclusive, non-exclusive) names of the vocabulary other than ``x``."""
         key = (node_type, x)
         if key not in self._lists:
-            names = sorted(n for n in self.vocabulary(node_type, None) if n != x)
+            names = [n for n in self._sorted_vocabulary(node_type) if n != x]
             exclusive = self._scores_against(node_type, x, names)
             self._lists[key] = (
                 tuple(itertools.compress(names, exclusive)),
@@ -292,15 +306,27 @@ class NameTables:
 
     # -- rules of one subgraph -------------------------------------------------------------------
 
+    def _rule(self, edited: bool, kind: NodeType, x: str) -> Rule | None:
+        """A position's distractor (``edited``) or relaxed rule, kept per name: the subgraphs of
+        one image share most names, and a rule copies lists of up to ``related_list_max``."""
+        key = (edited, kind, x)
+        if key not in self._rules:
+            exclusive, others = self.alternatives(kind, x)
+            cap = self.settings.related_list_max
+            self._rules[key] = (
+                distractor_rule(kind, x, exclusive, others, cap)
+                if edited
+                else relaxed_rule(x, exclusive, others, cap)
+            )
+        return self._rules[key]
+
     def distractor_rule(self, g: Subgraph, pos: Position) -> Rule | None:
-        x = name_at(g, pos)
-        exclusive, others = self.alternatives(pos.kind, x)
-        return distractor_rule(pos.kind, x, exclusive, others, self.settings.related_list_max)
+        return self._rule(True, pos.kind, name_at(g, pos))
 
     def relaxed_rule(self, g: Subgraph, pos: Position) -> Rule:
-        x = name_at(g, pos)
-        exclusive, others = self.alternatives(pos.kind, x)
-        return relaxed_rule(x, exclusive, others, self.settings.related_list_max)
+        rule = self._rule(False, pos.kind, name_at(g, pos))
+        assert rule is not None  # a relaxed rule always exists
+        return rule
 
     def combined_rule(self, g: Subgraph, pos: Position) -> Rule:
         return combined_rule(name_at(g, pos), self.distractor_rule(g, pos))
@@ -335,6 +361,15 @@ class NameTables:
         if not typed:
             return None
         typed.sort()
+        key = (tuple(typed), split)
+        hit = self._pools.get(key)
+        if hit is None:  # the subgraphs of one image fix the same names again and again
+            hit = self._pools.put(key, (self._intersect(typed, table, split),))
+        return hit[0]
+
+    def _intersect(
+        self, typed: Sequence[tuple[int, str, str]], table: ImageTable, split: str | None
+    ) -> IdArray | None:
         if typed[0][0] == 0:
             return np.empty(0, dtype=np.int64)
         pool: IdArray | None = None

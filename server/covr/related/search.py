@@ -133,6 +133,7 @@ class Search:
         self.verified: Verified = {}
         self.rounds = 0
         self.spent = 0
+        self.reached: set[str] = set()
 
     @cached_property
     def relaxed_rules(self) -> dict[str, Rule]:
@@ -209,10 +210,11 @@ class Search:
     def _round(self) -> bool:
         """Verify one batch per unfinished state; False when no state had candidates left."""
         active = [s for s in self.states if not s.done]
+        first = self.states[0]
         if self.rounds == 1:
             self._go_direct([s for s in active if self._wants_direct(s)])
-        elif self.rounds == 3 and self._late_direct():
-            self._go_direct([self.states[0]])
+        elif self.rounds == 3 and not first.done and self._wants_direct(first, late=True):
+            self._go_direct([first])
         self.rounds += 1
         batches = self._take_batches()
         if not batches:
@@ -222,13 +224,11 @@ class Search:
             hits, positive_ids = self._verify_combined(batches, check)
         else:
             hits, positive_ids = self._verify_per_signature(batches, check)
+        self.reached.update(positive_ids, *hits.values())
         self._exclude_relaxed(hits)
         candidates = self._candidates(batches, hits)
         self._record(batches, candidates, positive_ids)
         return True
-
-    def _late_direct(self) -> bool:
-        return not self.states[0].done and self._wants_direct(self.states[0], late=True)
 
     def _take_batches(self) -> dict[int, list[str]]:
         """The next batch of image ids of every unfinished state, within the scan budget."""
@@ -344,9 +344,10 @@ class Search:
             distractors = distractors[: r.limit]
         caps = [c for c in (r.per_signature, r.positives_limit) if c is not None]
         next_offset = r.offset + min(caps) if more and caps else None
-        return RelatedResult(
-            self.g, r.split, r.seed, tuple(positives), tuple(distractors), r.offset, next_offset
-        )
+        whole = all(s.stream.exhausted for s in self.states)  # every match is known
+        reached = frozenset(self.reached) if whole else None
+        found = (tuple(positives), tuple(distractors))
+        return RelatedResult(self.g, r.split, r.seed, *found, r.offset, next_offset, reached)
 
     # -- verification ----------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from covr.related.api import RelatedError, RelatedImage
+from covr.related.api import RelatedError, RelatedImage, contains
+from covr.related.barren import BarrenMemo
 from covr.related.lookup import RelatedLookup
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
@@ -37,6 +38,7 @@ class StoreRelated:
     ) -> None:
         self.lookup = lookup
         self._images = {s: sorted(ids) for s, ids in (images_by_split or {}).items()}
+        self._barren = BarrenMemo()
 
     def scene(self, image_id: str) -> SceneGraph:
         """The stored scene graph (``KeyError`` when absent), as of the generation the lookup saw
@@ -79,7 +81,9 @@ class StoreRelated:
             remember(self.lookup.settings.data_dir / "models")
 
     def refresh(self) -> None:
-        """Check the store generation once (one query); drops cached scene graphs if it moved."""
+        """Check the store generation once (one query); drops cached scene graphs if it moved,
+        and starts a new unit of work for the lookups answered without the store."""
+        self._barren.reset()
         self.lookup.refresh()
 
     def images(self, split: str) -> list[str]:
@@ -114,7 +118,14 @@ class StoreRelated:
         """One search for both: the positives are the search's own positive state, sampled
         from the same seeded stream as a positives-only lookup, so the answers equal those of
         :meth:`positives` and :meth:`distractors` (the question tests compare the outputs).
-        The store generation was checked by :meth:`refresh` at the start of the image."""
+        The store generation was checked by :meth:`refresh` at the start of the image.
+
+        A subgraph that contains one whose lookup verified every candidate and matched at most
+        one image is answered from that lookup (:mod:`covr.related.barren`): the same answer,
+        without the store."""
+        known = self._barren.answer(g, split, max_distance, lambda i: self._holds(i, g))
+        if known is not None and positives_limit >= 1:
+            return sorted(known), []
         result = self.lookup.related(
             g,
             split=split,
@@ -124,7 +135,14 @@ class StoreRelated:
             seed=seed,
             refresh=False,
         )
+        self._barren.note(g, split, max_distance, result.reached)
         distractors = [
             RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors
         ]
         return sorted(result.positives), distractors
+
+    def _holds(self, image_id: str, g: Subgraph) -> bool:
+        try:
+            return contains(self.scene(image_id), g)
+        except KeyError:
+            return False

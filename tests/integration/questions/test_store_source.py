@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from covr.graph import GraphStore, catalog, name_stats
 from covr.questions.generate import GenerationOptions, generate
 from covr.related import matcher as reference
-from covr.related.api import RelatedProvider
+from covr.related.api import RelatedProvider, RelatedResult
 from covr.related.exclusivity import default_exclusivity
 from covr.related.lookup import RelatedLookup
 from covr.related.store_provider import StoreRelated
@@ -190,3 +192,54 @@ def test_scene_cache_follows_the_store_generation(store: GraphStore, settings: S
     for bad in ("test:2", "", "   ", 5):
         with pytest.raises(KeyError):
             provider.scene(bad)  # type: ignore[arg-type]
+
+
+def test_lookups_answered_without_the_store_are_the_stores_answers(
+    store: GraphStore, settings: Settings
+) -> None:
+    """A subgraph that contains one whose lookup verified every candidate and matched at most
+    its source image is answered from that lookup (covr.related.barren). Each answer must be the
+    one a search of the store gives; the test fails if none was answered that way, or if the
+    search's exhaustive matches miss a positive or a distractor it returned."""
+    scenes = list(synthetic.generate(120, seed=3, split="val"))
+    put(store, scenes)
+    lookup = RelatedLookup(store, settings=settings)
+    provider = StoreRelated(lookup, {"val": [s.image_id for s in scenes]})
+    searched = 0
+    search = lookup.related
+
+    def counted(*args: Any, **kwargs: Any) -> RelatedResult:
+        nonlocal searched
+        searched += 1
+        result = search(*args, **kwargs)
+        if result.reached is not None:  # every match it returned is among those it reached
+            found = {*result.positives, *(d.image_id for d in result.distractors)}
+            assert found <= result.reached
+        return result
+
+    lookup.related = counted  # type: ignore[method-assign]
+    asked = answered = 0
+    for scene in scenes[:8]:
+        provider.refresh()
+        subgraphs = sorted(lookup.subgraphs_of_image(scene.image_id), key=lambda g: len(g.key))
+        for g in subgraphs[::3]:
+            before = searched
+            got = provider.related(
+                g, "val", positives_limit=7, max_distance=2, per_signature=3, seed=11
+            )
+            asked += 1
+            if searched > before:
+                continue
+            answered += 1
+            fresh = search(
+                g,
+                split="val",
+                max_distance=2,
+                per_signature=3,
+                positives_limit=7,
+                seed=11,
+                refresh=False,
+            )
+            assert got == (sorted(fresh.positives), []), g.key
+            assert fresh.distractors == ()
+    assert answered, f"no lookup of {asked} was answered from a smaller one"

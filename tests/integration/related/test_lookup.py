@@ -469,3 +469,38 @@ def test_positives_after_a_direct_match_are_the_sampled_ones_and_cost_what_is_mi
         assert all(n <= 2 * missing for missing, n in exact), taken
         directs += bool(exact)
     assert directs  # some seeds' positives were still short after three sampled rounds
+
+
+def test_candidate_pools_and_rules_follow_a_new_store_generation(
+    store: GraphStore, settings: Settings
+) -> None:
+    """Pools and rules are kept per name set and name for a store generation. A re-import that
+    moves a subgraph to another image with every name's count unchanged must move the positive
+    (a kept pool would still point at the old image), and a new attribute exclusive with ``g``'s
+    must become an edit (a kept rule of an attribute lists the exclusive names it knew)."""
+    put(
+        store,
+        [
+            scene(1, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)]),
+            scene(3, [("cat", []), ("bed", [])], [(0, "on", 1)]),
+        ],
+    )
+    lookup = RelatedLookup(store, settings=settings)
+    g = Subgraph.from_key("dog[brown]-(on)->sofa")
+    first = full(lookup, g, 1)
+    assert first.positives == ("test:1",)
+    assert first.distractors == ()
+    put(
+        store,
+        [
+            scene(1, [("cat", []), ("bed", [])], [(0, "on", 1)]),
+            scene(3, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)]),
+        ],
+    )
+    assert full(lookup, g, 1).positives == ("test:3",)
+    put(store, [scene(4, [("dog", ["black"]), ("sofa", [])], [(0, "on", 1)])])
+    third = full(lookup, g, 1)
+    assert third.positives == ("test:3",)
+    assert {(d.image_id, d.subgraph.key) for d in third.distractors} == {
+        ("test:4", "dog[black]-(on)->sofa")
+    }

@@ -3,6 +3,7 @@ memory: same machinery as per image, checked by the independent oracle; bad inpu
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, cast
 
 import pytest
@@ -13,7 +14,9 @@ from covr.questions.generate import (
     choose_source_image,
     generate_for_image,
     generate_for_subgraph,
+    iter_examples,
 )
+from covr.questions.templates import select_templates
 from covr.related.matcher import contains
 from covr.related.memory import InMemoryRelated
 from covr.scene.enumerate import enumerate_subgraphs
@@ -75,3 +78,51 @@ def test_bad_input() -> None:
     assert err.value.field == "image"
     with pytest.raises(GenerationError, match="unknown image"):
         generate_for_subgraph(provider, options, absent, "gqa:nowhere")
+
+
+def test_the_image_path_draws_each_subgraphs_examples_from_its_own_stream() -> None:
+    """Each subgraph's examples come from a random stream of its own, the one the subgraph path
+    uses: the image path gives for a subgraph what the subgraph path gives (minus repeats of an
+    example it already emitted for another subgraph). A skipped subgraph (below) then changes
+    nothing that the next one draws."""
+    scenes = synthetic_scenes(120, seed=4)
+    provider = InMemoryRelated(scenes)
+    options = GenerationOptions(split="val", seed=2, subgraphs_per_image=6)
+    compared = equal = 0
+    for source in provider.images("val")[:4]:
+        by_g: dict[str, list[str]] = {}
+        for ex in generate_for_image(provider, options, source):
+            by_g.setdefault(str(ex["subgraphs"]["g"]), []).append(ex["qid"])
+        for key, qids in by_g.items():
+            alone = [
+                e["qid"]
+                for e in generate_for_subgraph(provider, options, Subgraph.from_key(key), source)
+            ]
+            assert set(qids) <= set(alone), key
+            compared += 1
+            equal += qids == alone
+    assert compared
+    assert equal
+
+
+class _NoDistractors(InMemoryRelated):
+    """The in-memory provider with every distractor removed."""
+
+    def related(self, *args: Any, **kwargs: Any) -> Any:
+        positives, _ = super().related(*args, **kwargs)
+        return positives, []
+
+
+def test_a_subgraph_without_distractor_images_fills_no_template() -> None:
+    """Every form shows at least one distractor (``min_distractors``), so a subgraph without
+    one gives no example, and its templates are not filled: counted once per template as
+    ``no-distractor``, with no other reason."""
+    scenes = synthetic_scenes(60, seed=4)
+    provider = _NoDistractors(scenes)
+    options = GenerationOptions(split="val", seed=2, subgraphs_per_image=5)
+    dropped: Counter[str] = Counter()
+    ids = provider.images("val")[:3]
+    assert list(iter_examples(provider, options, ids, dropped=dropped)) == []
+    templates = len(select_templates(options.templates))
+    assert dropped == Counter({"no-distractor": templates * 5 * len(ids)})
+    assert list(iter_examples(InMemoryRelated(scenes), options, ids))  # the data has examples
