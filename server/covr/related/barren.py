@@ -16,7 +16,9 @@ none, ``g`` has no positive and no distractor; when they are the one image ``S``
 that holds ``g``). Anything else is looked up as before.
 
 The memo lives for one unit of work (one source image: :meth:`BarrenMemo.reset` at each
-``refresh``), per thread (the service runs requests on several), and is bounded.
+``refresh``), per thread (the service runs requests on several), and is bounded; an entry only
+answers in the store generation it was learned in (a request that does not start with
+``refresh`` may follow an import on the same thread).
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class _Entry:
     split: str | None
     max_distance: int
     reached: frozenset[str]
+    generation: str | None
 
 
 class BarrenMemo:
@@ -101,15 +104,21 @@ class BarrenMemo:
         self._local.entries = []
 
     def note(
-        self, g: Subgraph, split: str | None, max_distance: int, reached: frozenset[str] | None
+        self,
+        g: Subgraph,
+        split: str | None,
+        max_distance: int,
+        reached: frozenset[str] | None,
+        generation: str | None = None,
     ) -> None:
-        """Remember a lookup that verified every candidate and matched at most one image."""
+        """Remember a lookup that verified every candidate and matched at most one image
+        (``generation``: the store generation its answer belongs to)."""
         if reached is None or len(reached) > 1:
             return
         entries = self._entries()
         if len(entries) >= self.limit:
             del entries[0]
-        entries.append(_Entry(g, _names(g), split, max_distance, reached))
+        entries.append(_Entry(g, _names(g), split, max_distance, reached, generation))
 
     def answer(
         self,
@@ -117,13 +126,19 @@ class BarrenMemo:
         split: str | None,
         max_distance: int,
         holds: Callable[[str], bool],
+        generation: str | None = None,
     ) -> frozenset[str] | None:
-        """``g``'s positives when a remembered lookup decides them and proves ``g`` has no
-        distractor (``holds(image)``: whether that image holds ``g``); None: look ``g`` up."""
+        """``g``'s positives when a remembered lookup of this store ``generation`` decides them
+        and proves ``g`` has no distractor (``holds(image)``: whether that image holds ``g``);
+        None: look ``g`` up."""
         names = _names(g)
         scene: SceneGraph | None = None
         for entry in self._entries():
-            if entry.split != split or entry.max_distance != max_distance:
+            if (entry.split, entry.max_distance, entry.generation) != (
+                split,
+                max_distance,
+                generation,
+            ):
                 continue
             if entry.names - names:
                 continue  # a name of the remembered subgraph that g lacks: not contained

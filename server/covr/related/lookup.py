@@ -459,6 +459,11 @@ class RelatedLookup:
 
     # -- state -----------------------------------------------------------------------------------
 
+    @property
+    def generation(self) -> str | None:
+        """The store generation the caches hold (None before the first check)."""
+        return self._generation
+
     def _reset(self, generation: str | None) -> None:
         self._generation = generation
         self.names.reset()

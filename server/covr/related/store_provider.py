@@ -123,7 +123,8 @@ class StoreRelated:
         A subgraph that contains one whose lookup verified every candidate and matched at most
         one image is answered from that lookup (:mod:`covr.related.barren`): the same answer,
         without the store."""
-        known = self._barren.answer(g, split, max_distance, lambda i: self._holds(i, g))
+        generation = self.lookup.generation
+        known = self._barren.answer(g, split, max_distance, lambda i: self._holds(i, g), generation)
         if known is not None and positives_limit >= 1:
             return sorted(known), []
         result = self.lookup.related(
@@ -135,7 +136,7 @@ class StoreRelated:
             seed=seed,
             refresh=False,
         )
-        self._barren.note(g, split, max_distance, result.reached)
+        self._barren.note(g, split, max_distance, result.reached, generation)
         distractors = [
             RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors
         ]

@@ -17,6 +17,7 @@ from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 from covr_loaders import synthetic
 from tests.integration.related.helpers import put
+from tests.integration.related.helpers import scene as make_scene
 from tests.support.question_oracle import Fail, Oracle
 
 pytestmark = pytest.mark.integration
@@ -243,3 +244,22 @@ def test_lookups_answered_without_the_store_are_the_stores_answers(
             assert got == (sorted(fresh.positives), []), g.key
             assert fresh.distractors == ()
     assert answered, f"no lookup of {asked} was answered from a smaller one"
+
+
+def test_a_memo_of_an_older_store_generation_does_not_answer(
+    store: GraphStore, settings: Settings
+) -> None:
+    """The service's subgraph source asks the lookup for positives (which sees a new store
+    generation) and then the engine, without the provider's ``refresh``: an exhaustive lookup
+    learned before an import must not answer after it."""
+    put(store, [make_scene(1, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)])])
+    lookup = RelatedLookup(store, settings=settings)
+    provider = StoreRelated(lookup, {"val": ["test:1"]})
+    provider.refresh()
+    small, large = Subgraph.from_key("dog-(on)->sofa"), Subgraph.from_key("dog[brown]-(on)->sofa")
+    args = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 1}
+    assert provider.related(small, "val", **args) == (["test:1"], [])
+    assert provider.related(large, "val", **args) == (["test:1"], [])  # answered by the memo
+    put(store, [make_scene(2, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)])])
+    assert lookup.positives(large, split="val", limit=7, seed=1)  # sees the new generation
+    assert provider.related(large, "val", **args) == (["test:1", "test:2"], [])

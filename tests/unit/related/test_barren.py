@@ -90,3 +90,12 @@ def test_each_thread_has_its_own_unit_of_work() -> None:
     worker.join()
     assert seen == [None]
     assert memo.answer(LARGE, "val", 2, _always) == frozenset()
+
+
+def test_an_entry_answers_only_in_its_store_generation() -> None:
+    """A request that does not start with ``refresh`` may follow an import on the same thread:
+    what was learned before it must not answer after it."""
+    memo = BarrenMemo()
+    memo.note(SMALL, "val", 2, frozenset(), "generation-1")
+    assert memo.answer(LARGE, "val", 2, _always, "generation-2") is None
+    assert memo.answer(LARGE, "val", 2, _always, "generation-1") == frozenset()
