@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from covr.related import matcher
+from covr.scene.edits import name_at, positions
 from covr.scene.model import Object, Relation, RelMod, SceneGraph
 from covr.scene.subgraph import Subgraph
 
@@ -38,14 +39,7 @@ MEMO_LIMIT = 64
 
 def _names(g: Subgraph) -> Counter[tuple[str, str]]:
     """The multiset of ``g``'s names by node type: a contained subgraph's is a sub-multiset."""
-    names: Counter[tuple[str, str]] = Counter()
-    for o in g.objects:
-        names["object", o.name] += 1
-        if o.attribute is not None:
-            names["attribute", o.attribute] += 1
-    names.update(("relation", r.name) for r in g.relations)
-    names.update(("relmod", m.name) for m in g.relmods)
-    return names
+    return Counter((pos.kind, name_at(g, pos)) for pos in positions(g))
 
 
 def as_scene(g: Subgraph) -> SceneGraph:
