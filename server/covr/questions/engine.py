@@ -129,6 +129,7 @@ class ImageGenerator:
             max_distance=o.max_distance,
             per_signature=o.per_signature,
             seed=o.seed,
+            positives_if_distractors=self._needs_distractors,
         )
         others = [p for p in positives if p != image_id][: o.positives_limit]
         distractors = [d for d in distractors if d.image_id != image_id]

@@ -146,9 +146,15 @@ class RelatedProvider(Protocol):
         max_distance: int,
         per_signature: int,
         seed: int,
+        positives_if_distractors: bool = False,
     ) -> tuple[list[str], list[RelatedImage]]:
         """:meth:`positives` and :meth:`distractors` of ``g`` with the same answers, in one call:
-        the store answers both with one search (half the round trips of two calls)."""
+        the store answers both with one search (half the round trips of two calls).
+
+        ``positives_if_distractors``: the caller drops an answer without distractors (the
+        question engine when every form shows one), so a provider may then return fewer
+        positives, or none, when it finds no distractor; with distractors the answer is the
+        same."""
         ...
 
     def refresh(self) -> None:

@@ -274,12 +274,15 @@ class RelatedLookup:
         offset: int = 0,
         presence: bool = True,
         refresh: bool = True,
+        positives_if_distractors: bool = False,
     ) -> RelatedResult:
         """Positives and distractors of ``g`` (see docs/related.md §1 for every argument).
 
         ``refresh=False`` skips the store-generation query when this lookup has seen one
         already: for a caller that called :meth:`refresh` at the start of its unit of work
-        (the question engine, once per source image, instead of once per subgraph)."""
+        (the question engine, once per source image, instead of once per subgraph).
+        ``positives_if_distractors=True`` is for a caller that drops a result without
+        distractors: the positives may then be left short when no distractor is found."""
         subgraph = as_subgraph(g)
         per_signature = self._resolve(per_signature, self.settings.related_per_signature)
         positives_limit = self._resolve(positives_limit, self.settings.related_positives)
@@ -297,6 +300,7 @@ class RelatedLookup:
                 seed,
                 offset,
                 presence,
+                positives_if_distractors,
                 self.model_version,
             )
             cached = self._results.get(key)
@@ -312,6 +316,7 @@ class RelatedLookup:
                 seed,
                 offset,
                 presence,
+                positives_if_distractors,
             )
             search = Search(
                 self.store,

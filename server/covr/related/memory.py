@@ -117,11 +117,14 @@ class InMemoryRelated:
         max_distance: int,
         per_signature: int,
         seed: int,
+        positives_if_distractors: bool = False,
     ) -> tuple[list[str], list[RelatedImage]]:
-        positives = self.positives(g, split, limit=positives_limit, seed=seed)
         distractors = self.distractors(
             g, split, max_distance=max_distance, per_signature=per_signature, seed=seed
         )
+        if positives_if_distractors and not distractors:
+            return [], []  # the caller drops it: no positive search (each has its own stream)
+        positives = self.positives(g, split, limit=positives_limit, seed=seed)
         return positives, distractors
 
     def refresh(self) -> None:

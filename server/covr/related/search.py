@@ -27,23 +27,20 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numpy as np
-
 from covr.graph.neo4j_batch import then_check
 from covr.graph.store import GraphStore, Row, as_statement
 from covr.related.api import Distractor, PresenceFilter, RelatedResult
 from covr.related.cypher_path import (
     NEVER,
-    AnchoredBranch,
     Branch,
     CombinedBranch,
     Rule,
-    anchored_query,
     combined_query,
     exact_rules,
     read_order,
     union_query,
 )
+from covr.related.direct import DirectMatches
 from covr.related.names import (
     Changes,
     Concretes,
@@ -54,7 +51,7 @@ from covr.related.names import (
     readings_of,
 )
 from covr.related.sampling import Stream, WholeStream
-from covr.scene.edits import Position, name_at, positions, signature, signature_sort_key
+from covr.scene.edits import Position, positions, signature, signature_sort_key
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 
@@ -82,6 +79,8 @@ class Request:
     seed: int
     offset: int
     presence: bool
+    positives_if_distractors: bool = False
+    """The caller drops a result without distractors (:meth:`Search._positives_go`)."""
 
 
 @dataclass
@@ -98,13 +97,15 @@ class SigState:
     salt: str = ""
     exact: bool = False
     done: bool = False
+    taken: int = 0
+    """Batches handed out so far (the positives may sit out rounds)."""
 
     def __post_init__(self) -> None:
         self.found: list[Distractor] = []
         self.positives: list[str] = []
 
 
-class Search:
+class Search(DirectMatches):
     """The state of one lookup between rounds (built, run once, thrown away)."""
 
     def __init__(
@@ -208,17 +209,20 @@ class Search:
     # -- one round -------------------------------------------------------------------------------
 
     def _round(self) -> bool:
-        """Verify one batch per unfinished state; False when no state had candidates left."""
-        active = [s for s in self.states if not s.done]
+        """Verify one batch per unfinished state; False when no state had candidates left
+        (positives waiting on signatures that just ended get one more round to decide)."""
         first = self.states[0]
+        going = self._positives_go()
+        direct = []  # the positives' own round 1 (capped) or 3 (late), the signatures' round 1
+        if going and first.taken in (1, 3) and self._wants_direct(first, late=first.taken == 3):
+            direct.append(first)
         if self.rounds == 1:
-            self._go_direct([s for s in active if self._wants_direct(s)])
-        elif self.rounds == 3 and not first.done and self._wants_direct(first, late=True):
-            self._go_direct([first])
+            direct.extend(s for s in self.states[1:] if not s.done and self._wants_direct(s))
+        self._go_direct(direct)
         self.rounds += 1
-        batches = self._take_batches()
-        if not batches:
-            return False
+        batches = self._take_batches(going)
+        if not batches:  # the signatures just ended: the waiting positives decide next round
+            return not going and not first.done
         check = self._unknown(batches)
         if self.combined:
             hits, positive_ids = self._verify_combined(batches, check)
@@ -230,8 +234,32 @@ class Search:
         self._record(batches, candidates, positive_ids)
         return True
 
-    def _take_batches(self) -> dict[int, list[str]]:
-        """The next batch of image ids of every unfinished state, within the scan budget."""
+    def _positives_go(self) -> bool:
+        """Whether the positives take a batch this round.
+
+        With ``positives_if_distractors`` (the question engine, when every form shows a
+        distractor) a result without distractors is dropped, so after their first batch the
+        positives wait until a signature has found one, and stop when the signatures ended
+        without one before verifying every candidate (a scan-budget cut: at 1x GQA most large
+        subgraphs end so, and their positives were a direct match from a common name each).
+        The positives found are the same: they are the first hits of their own seeded stream
+        whatever the rounds (a direct match keeps the order), and no other state depends on
+        them. When every signature verified all its candidates, the positives go on, so that
+        :attr:`RelatedResult.reached` stays complete."""
+        first = self.states[0]
+        if first.done or not self.request.positives_if_distractors or not first.taken:
+            return not first.done
+        others = self.states[1:]
+        if any(state.found for state in others):
+            return True
+        if not all(state.done for state in others):
+            return False  # wait for a distractor
+        first.done = not all(state.stream.exhausted for state in others)
+        return not first.done
+
+    def _take_batches(self, positives: bool = True) -> dict[int, list[str]]:
+        """The next batch of image ids of every unfinished state, within the scan budget
+        (the positives' only when ``positives``)."""
         budget = self.settings.related_scan_budget
         # positives (signature "") are never cut short: every question needs them
         budgeted = [s for s in self.states if not s.done and s.target is not None and s.signature]
@@ -243,8 +271,9 @@ class Search:
             share = max(1, (budget - self.spent) // len(budgeted))
         batches: dict[int, list[str]] = {}
         for n, state in enumerate(self.states):
-            if state.done:
+            if state.done or (n == 0 and not positives):
                 continue
+            state.taken += 1
             limited = share is not None and state.target is not None and state.signature
             size = min(state.batch, share) if limited and share is not None else state.batch
             taken = state.stream.take(size)
@@ -363,13 +392,6 @@ class Search:
         if self.store.backend.dialect == "neo4j":
             return self.store.read_many(union_query([branch]) for branch in branches)
         return self.store.read(*union_query(branches))
-
-    def _read_anchored(self, branches: list[AnchoredBranch]) -> list[Row]:
-        """The rows of every direct branch, as :meth:`_read_branches` reads branches: a union of
-        anchors is a new text for every new combination of anchors, which Neo4j plans anew."""
-        if self.store.backend.dialect == "neo4j":
-            return self.store.read_many(anchored_query([branch]) for branch in branches)
-        return self.store.read(*anchored_query(branches))
 
     def _checked(self, first: list[tuple[str, dict[str, Any]]], among: list[str]) -> list[Row]:
         """``first``'s rows, then the exclusion check of the images they name that are
@@ -501,100 +523,3 @@ class Search:
         for branch in self._relaxed_branches(image_ids):
             excluded |= self._relaxed_of(self.store.read(*union_query([branch])))
         return excluded
-
-    # -- direct matches --------------------------------------------------------------------------
-
-    def _wants_direct(self, state: SigState, *, late: bool = False) -> bool:
-        """After a sampled first round: switch a signature with a large remaining pool to an
-        exact, index-started match of its images (most signatures have few or no hits, and a
-        direct match proves that far cheaper than verifying the whole pool image by image).
-
-        The positives follow the same node cap in round 1 (a direct match from a common name
-        such as "shirt" reads every such node: 0.2-0.3 s at 1x GQA, while a second, 4x larger
-        sampled round usually finds them); ``late`` (round 3) lifts the cap for positives still
-        short, because they are never cut short by the scan budget."""
-        if state.anchor is None or state.exact:
-            return False
-        if state.stream.remaining() <= self.settings.related_direct_min_pool:
-            return False
-        if state.target is None or (late and not state.signature):
-            return True  # a full result, or positives still short: the exact pool beats the scan
-        cap = self.settings.related_direct_max_nodes
-        nodes = self.names.nodes(state.anchor.kind, name_at(self.g, state.anchor))
-        return not cap or nodes <= cap
-
-    def _go_direct(self, states: list[SigState]) -> None:
-        """Exact candidate pools of ``states`` from index-started matches, one query.
-
-        Signatures that share an anchor share one *counting* branch: its walk from the anchor
-        is done once (it dominated the cost: the same 1,500-node index scan and first hop per
-        signature, measured with GRAPH.PROFILE at 1x), every other position holds ``g``'s name
-        or a possible edit, and each returned embedding is sorted into its signature here with
-        the exact rules of :func:`covr.related.names.embeddings`. A signature alone on its
-        anchor keeps the plain branch with its own rules, which returns only image ids.
-        """
-        if not states:
-            return
-        branches, shared, counting = self._direct_branches(states)
-        pools: dict[int, set[int]] = defaultdict(set)
-        every = len(self.all_positions)
-        order = read_order(self.g, None)
-        for row in self._read_anchored(branches):
-            index = self.table.index.get(str(row["image_id"]))
-            if index is None:
-                continue
-            by_signature = shared[int(row["tag"])]
-            if not counting:
-                pools[next(iter(by_signature.values()))].add(index)
-                continue
-            for reading in readings_of(row, order):
-                for changes in embeddings(self.g, reading, every, self.names.exclusive):
-                    member = by_signature.get(signature(p for p, _ in changes))
-                    if member is not None:
-                        pools[member].add(index)
-        r = self.request
-        for n, state in enumerate(states):
-            seen = state.stream.seen()
-            exact = np.setdiff1d(np.array(sorted(pools.get(n, ())), dtype=np.int64), seen)
-            state.stream = self.table.stream(exact, r.seed, state.salt, r.split)
-            state.exact = True
-            if len(exact) == 0:
-                state.done = True
-            elif not state.signature and state.target is not None:
-                # An exact pool is all hits: verify what is still missing, not the batch the
-                # sampled rounds grew to (at 1x a late direct match verified 1,024 images
-                # for 8 positives). The positives are the first ones in the seeded order
-                # either way, and they are outside the scan budget, so nothing else changes.
-                state.batch = self._first_batch(state.target - len(state.positives))
-
-    def _direct_branches(
-        self, states: list[SigState]
-    ) -> tuple[list[AnchoredBranch], dict[int, dict[str, int]], bool]:
-        """One anchored branch per anchor; per branch tag, signature -> index in ``states``;
-        whether the branches count edits (``UNION ALL`` needs one set of columns, so plain
-        branches only when no anchor is shared)."""
-        g, split = self.g, self.request.split
-        groups: dict[Position, list[int]] = defaultdict(list)
-        for n, state in enumerate(states):
-            if state.anchor is not None:
-                groups[state.anchor].append(n)
-        branches: list[AnchoredBranch] = []
-        shared: dict[int, dict[str, int]] = {}
-        counting = any(len(members) > 1 for members in groups.values())
-        for anchor, members in groups.items():
-            tag = len(branches)
-            if len(members) == 1:
-                state = states[members[0]]
-                most = len(state.changed) if counting else None
-                branches.append(AnchoredBranch(g, state.rules, anchor, split, tag, most))
-                shared[tag] = {state.signature: members[0]}
-                continue
-            changeable = {p for n in members for p in states[n].changed}
-            branch_rules: dict[str, Rule] = {
-                p: self.names.combined_rule(g, p) if p in changeable else Rule("eq", name_at(g, p))
-                for p in self.all_positions
-            }
-            most = max(len(states[n].changed) for n in members)
-            branches.append(AnchoredBranch(g, branch_rules, anchor, split, tag, max_changes=most))
-            shared[tag] = {states[n].signature: n for n in members}
-        return branches, shared, counting

@@ -114,6 +114,7 @@ class StoreRelated:
         max_distance: int,
         per_signature: int,
         seed: int,
+        positives_if_distractors: bool = False,
     ) -> tuple[list[str], list[RelatedImage]]:
         """One search for both: the positives are the search's own positive state, sampled
         from the same seeded stream as a positives-only lookup, so the answers equal those of
@@ -135,6 +136,7 @@ class StoreRelated:
             positives_limit=positives_limit,
             seed=seed,
             refresh=False,
+            positives_if_distractors=positives_if_distractors,
         )
         self._barren.note(g, split, max_distance, result.reached, generation)
         distractors = [

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from covr.graph import GraphStore, catalog, name_stats
-from covr.questions.generate import GenerationOptions, generate
+from covr.questions.generate import GenerationOptions, generate, iter_examples
 from covr.related import matcher as reference
 from covr.related.api import RelatedProvider, RelatedResult
 from covr.related.exclusivity import default_exclusivity
@@ -16,7 +17,7 @@ from covr.related.store_provider import StoreRelated
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 from covr_loaders import synthetic
-from tests.integration.related.helpers import put
+from tests.integration.related.helpers import positive_candidates, put
 from tests.integration.related.helpers import scene as make_scene
 from tests.support.question_oracle import Fail, Oracle
 
@@ -257,9 +258,43 @@ def test_a_memo_of_an_older_store_generation_does_not_answer(
     provider = StoreRelated(lookup, {"val": ["test:1"]})
     provider.refresh()
     small, large = Subgraph.from_key("dog-(on)->sofa"), Subgraph.from_key("dog[brown]-(on)->sofa")
-    args = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 1}
+    args: dict[str, Any] = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 1}
     assert provider.related(small, "val", **args) == (["test:1"], [])
     assert provider.related(large, "val", **args) == (["test:1"], [])  # answered by the memo
     put(store, [make_scene(2, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)])])
     assert lookup.positives(large, split="val", limit=7, seed=1)  # sees the new generation
     assert provider.related(large, "val", **args) == (["test:1", "test:2"], [])
+
+
+class _PositivesAlways(StoreRelated):
+    """The store provider as before the positives' wait: every lookup finds its positives."""
+
+    def related(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["positives_if_distractors"] = False
+        return super().related(*args, **kwargs)
+
+
+def test_positives_waiting_for_a_distractor_change_no_example(
+    store: GraphStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine asks its lookups to find positives only for a subgraph with distractors
+    (every form shows one); the examples and the drop counts must be those of lookups that
+    always find them. A small scan budget makes many lookups end without a distractor."""
+    scenes = list(synthetic.generate(400, seed=8, split="val"))
+    put(store, scenes)
+    small = settings.model_copy(update={"related_scan_budget": 24})
+    ids = [s.image_id for s in scenes]
+    options = GenerationOptions(split="val", seed=5, subgraphs_per_image=12)
+    outputs = []
+    for kind in (StoreRelated, _PositivesAlways):
+        provider = kind(RelatedLookup(store, settings=small), {"val": ids})
+        dropped: Counter[str] = Counter()
+        with positive_candidates(monkeypatch) as cost:
+            examples = list(iter_examples(provider, options, ids[:6], dropped=dropped))
+        outputs.append((examples, dropped, cost[0]))
+    (waited, waited_dropped, waited_cost), (always, always_dropped, always_cost) = outputs
+    assert waited
+    assert waited == always
+    assert waited_dropped["no-distractor"]
+    assert waited_dropped == always_dropped
+    assert waited_cost < always_cost  # the wait did leave some positives unsearched

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import pytest
 
 from covr.graph import GraphStore, name_stats
 from covr.related import matcher as reference
+from covr.related import search
 from covr.related.api import Distractor
 from covr.related.exclusivity import Exclusivity
 from covr.related.lookup import RelatedLookup, RelatedResult
@@ -88,3 +92,19 @@ def assert_congruent(
     expected = reference.distractors(index, g, exclusivity, distance)
     assert sorted(result.positives) == expected_positives, g.key
     assert distractor_set(result.distractors) == distractor_set(expected), (g.key, distance)
+
+
+@contextmanager
+def positive_candidates(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Counts the candidate images the lookups hand to their positives' state (one total)."""
+    count = [0]
+    real_take = search.Search._take_batches
+
+    def take(self: search.Search, positives: bool = True) -> dict[int, list[str]]:
+        batches = real_take(self, positives)
+        count[0] += len(batches.get(0, ()))
+        return batches
+
+    with monkeypatch.context() as patch:
+        patch.setattr(search.Search, "_take_batches", take)
+        yield count

@@ -447,10 +447,10 @@ def test_positives_after_a_direct_match_are_the_sampled_ones_and_cost_what_is_mi
     taken: list[tuple[bool, int, int]] = []
     real_take = search.Search._take_batches
 
-    def take(self: search.Search) -> dict[int, list[str]]:
+    def take(self: search.Search, positives: bool = True) -> dict[int, list[str]]:
         state = self.states[0]
         missing = (state.target or 0) - len(state.positives)
-        batches = real_take(self)
+        batches = real_take(self, positives)
         taken.append((state.exact, missing, len(batches.get(0, ()))))
         return batches
 

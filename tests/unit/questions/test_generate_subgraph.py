@@ -126,3 +126,37 @@ def test_a_subgraph_without_distractor_images_fills_no_template() -> None:
     templates = len(select_templates(options.templates))
     assert dropped == Counter({"no-distractor": templates * 5 * len(ids)})
     assert list(iter_examples(InMemoryRelated(scenes), options, ids))  # the data has examples
+
+
+class _PositivesAlways(InMemoryRelated):
+    """The in-memory provider as before the positives' wait."""
+
+    def related(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["positives_if_distractors"] = False
+        return super().related(*args, **kwargs)
+
+
+def test_positives_waiting_for_a_distractor_change_no_example() -> None:
+    """With ``positives_if_distractors`` (what the engine asks when every form shows a
+    distractor) the in-memory provider skips the positives of a subgraph without distractors;
+    an answer with distractors is the plain one, and the examples are the same."""
+    scenes = synthetic_scenes(60, seed=4)
+    provider = InMemoryRelated(scenes)
+    args: dict[str, Any] = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 2}
+    kinds: Counter[bool] = Counter()
+    for scene in scenes[:6]:
+        for g in enumerate_subgraphs(scene)[::3]:
+            plain = provider.related(g, "val", **args)
+            waited = provider.related(g, "val", positives_if_distractors=True, **args)
+            kinds[bool(plain[1])] += 1
+            assert waited == (plain if plain[1] else ([], [])), g.key
+    assert all(kinds[k] for k in (True, False)), kinds
+    options = GenerationOptions(split="val", seed=2, subgraphs_per_image=8)
+    ids = provider.images("val")[:4]
+    outputs = []
+    for kind in (InMemoryRelated, _PositivesAlways):
+        dropped: Counter[str] = Counter()
+        outputs.append((list(iter_examples(kind(scenes), options, ids, dropped=dropped)), dropped))
+    assert outputs[0][0]
+    assert outputs[0] == outputs[1]
+    assert outputs[0][1]["no-distractor"]
