@@ -261,7 +261,7 @@ class Search(DirectMatches):
         """The next batch of image ids of every unfinished state, within the scan budget
         (the positives' only when ``positives``)."""
         budget = self.settings.related_scan_budget
-        # positives (signature "") are never cut short: every question needs them
+        # positives (signature "") are outside the budget: a question needs them whole
         budgeted = [s for s in self.states if not s.done and s.target is not None and s.signature]
         share = None
         if budget and budgeted:
