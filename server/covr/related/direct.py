@@ -10,6 +10,7 @@ mixin of :class:`covr.related.search.Search` and reads its state.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,8 +38,8 @@ class DirectMatches:
     table: ImageTable
     all_positions: tuple[Position, ...]
 
-    def _first_batch(self, want: int | None) -> int:
-        raise NotImplementedError  # Search's
+    _first_batch: Callable[[int | None], int]
+    """Search's first-batch size for a state that wants ``want`` results."""
 
     def _read_anchored(self, branches: list[AnchoredBranch]) -> list[Row]:
         """The rows of every direct branch, as :meth:`_read_branches` reads branches: a union of

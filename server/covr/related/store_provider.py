@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from covr.related.api import RelatedError, RelatedImage, contains
+from covr.related.api import RelatedError, RelatedImage, RelatedResult, contains
 from covr.related.barren import BarrenMemo
 from covr.related.lookup import RelatedLookup
 from covr.scene.model import SceneGraph
@@ -103,7 +103,7 @@ class StoreRelated:
             positives_limit=1,
             seed=seed,
         )
-        return [RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors]
+        return _shown(result)
 
     def related(
         self,
@@ -139,13 +139,15 @@ class StoreRelated:
             positives_if_distractors=positives_if_distractors,
         )
         self._barren.note(g, split, max_distance, result.reached, generation)
-        distractors = [
-            RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors
-        ]
-        return sorted(result.positives), distractors
+        return sorted(result.positives), _shown(result)
 
     def _holds(self, image_id: str, g: Subgraph) -> bool:
         try:
             return contains(self.scene(image_id), g)
         except KeyError:
             return False
+
+
+def _shown(result: RelatedResult) -> list[RelatedImage]:
+    """The distractors as the engine takes them: image, signature, one concrete ``g'``."""
+    return [RelatedImage(d.image_id, d.signature, d.subgraph) for d in result.distractors]
