@@ -45,7 +45,7 @@ def _clean_name(value: Any) -> str | None:
     if type(value) is not str:
         return None
     text = value.strip()
-    return text if text and "\x00" not in text else None
+    return text if text and "\x00" not in text and "\x01" not in text else None
 
 
 def _fast_object(object_id: str, obj: Any) -> Object | None:

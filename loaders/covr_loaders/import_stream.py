@@ -5,7 +5,7 @@ the message cannot become one) and hands the stream here: the writing rules are 
 so an import behaves exactly like a load. A bad scene graph is skipped and reported while the
 others are written; ``strict`` checks everything first and writes nothing when anything is
 wrong; the same image id twice keeps the first copy; writing uses the batch writer
-(delete-then-create per batch, all-or-nothing per batch), so importing the same scene graphs
+(all-or-nothing per batch, stored images replaced atomically), so importing the same scene graphs
 again leaves the store unchanged; the name statistics the related-image lookups anchor on are
 refreshed after anything was written (as at the end of every load, docs/related.md §2).
 """

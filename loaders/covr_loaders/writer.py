@@ -2,11 +2,12 @@
 
 Why it is built this way (DESIGN.md §2, cypher-portable.md):
 
-- **One batch = one statement per step.** ``load/delete_images`` removes the batch's images if
-  they exist, ``load/create_images`` creates them whole (image, objects, relations, rel-mods) in
-  one statement. FalkorDB applies a failing statement not at all, so an image is either fully in
-  the store or absent, never half-written. Delete-then-create makes a re-load idempotent and
-  lets a changed file replace what an earlier load wrote.
+- **One batch = one statement** when its images are new: ``load/create_images`` creates them
+  whole (image, objects, relations, rel-mods). A failing statement applies not at all, so an
+  image is either fully in the store or absent, never half-written. Images already stored are
+  *replaced atomically* (:meth:`covr.graph.store.GraphStore.replace_images`: one transaction on
+  Neo4j, stage-then-switch on FalkorDB), so a re-load is idempotent, a changed file replaces
+  what an earlier load wrote, and no failure or kill in between loses a stored image.
 - **Relations are created with their end nodes.** Rows refer to objects by position, so no edge
   needs an index lookup (the measured bottleneck).
 - **Resumable.** After each batch a checkpoint records how many batches are done. ``--resume``
@@ -339,11 +340,18 @@ def write_batch(store: GraphStore, batch: Batch) -> tuple[int, int]:
 
 
 def write_batch_replacing(store: GraphStore, batch: Batch) -> tuple[int, int, int]:
-    """:func:`write_batch`, also returning how many stored images the batch replaced."""
+    """:func:`write_batch`, also returning how many stored images the batch replaced.
+
+    Images already stored are replaced atomically (:meth:`GraphStore.replace_images`): a batch
+    that fails, or a writer or server killed mid-batch, leaves each of them as it was stored or
+    as the batch has it, never absent (issue 40).
+    """
     present = store.read(catalog.get("load/existing_images"), {"ids": batch.ids})
     if present:
-        store.write(catalog.get("load/delete_images"), {"ids": [r["id"] for r in present]})
-    result = store.write(catalog.get("load/create_images"), batch.create_params())
+        ids = [r["id"] for r in present]
+        result = store.replace_images(ids, batch.create_params())
+    else:
+        result = store.write(catalog.get("load/create_images"), batch.create_params())
     return result.nodes_created, result.relationships_created, len(present)
 
 

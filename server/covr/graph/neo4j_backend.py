@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ from covr.graph.neo4j_batch import coalesce, unbatched
 from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.store import (
     SCHEMA_VERSION,
+    STAGED_MAX_AGE_S,
     GraphStore,
     Health,
     IndexState,
@@ -315,6 +316,47 @@ class Neo4jStore(GraphStore):
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> WriteSummary:
         return self._run(query, params, timeout, RoutingControl.WRITE)[1]
+
+    def replace_images(
+        self, present: Sequence[str], create: Params, *, timeout: float | None = None
+    ) -> WriteSummary:
+        """The stored versions of ``present`` deleted and the batch created in one transaction:
+        Neo4j commits both or neither (a failed create, a killed server or client, a full disk
+        all roll the delete back), so it needs none of the staging the default does."""
+        drop = catalog.get("load/drop_staged")  # what a staged replacement through a wrapper left
+        delete = catalog.get("load/delete_images")
+        create_images = catalog.get("load/create_images")
+        started = time.perf_counter()
+
+        def work(tx: neo4j.ManagedTransaction) -> WriteSummary:
+            total = WriteSummary()
+            for statement, params in (
+                (drop, {"stage": "", "before": time.time() - STAGED_MAX_AGE_S}),
+                (delete, {"ids": list(present)}),
+                (create_images, dict(create)),
+            ):
+                counters = tx.run(statement.text, params).consume().counters
+                total.add(
+                    WriteSummary(
+                        nodes_created=counters.nodes_created,
+                        nodes_deleted=counters.nodes_deleted,
+                        relationships_created=counters.relationships_created,
+                        relationships_deleted=counters.relationships_deleted,
+                        properties_set=counters.properties_set,
+                    )
+                )
+            return total
+
+        def attempt() -> WriteSummary:
+            with (
+                self._mapped_errors("load/delete_images + load/create_images", timeout),
+                self._driver.session(database=self._database) as session,
+            ):
+                return session.execute_write(neo4j.unit_of_work(timeout=timeout)(work))
+
+        summary = self._with_restart(attempt)
+        summary.seconds = time.perf_counter() - started
+        return summary
 
     def forget_plans(self) -> None:
         self.write(catalog.get("admin/neo4j/clear_query_caches"))

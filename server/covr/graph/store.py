@@ -7,14 +7,17 @@ sees a driver, a session or a driver-specific result type.
 
 from __future__ import annotations
 
+import contextlib
 import time
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from types import TracebackType
 from typing import Any, Self, TypeAlias
 
+from covr.graph import catalog
 from covr.graph.catalog import Statement
 from covr.settings import Backend
 
@@ -23,6 +26,10 @@ Row = dict[str, Any]
 QueryLike: TypeAlias = Statement | str
 
 SCHEMA_VERSION = 1
+
+STAGED_MAX_AGE_S = 3600.0
+"""Staged images (:meth:`GraphStore.replace_images`) older than this are what a killed
+replacement left; the next replacement drops them. A live one takes seconds, not an hour."""
 """Bumped whenever the graph model of DESIGN.md §2 changes; stored in the (:Meta) node."""
 
 
@@ -160,6 +167,42 @@ class GraphStore(ABC):
             total.add(summary)
             if on_batch is not None:
                 on_batch(summary)
+        return total
+
+    def replace_images(
+        self, present: Sequence[str], create: Params, *, timeout: float | None = None
+    ) -> WriteSummary:
+        """Write a batch of ``load/create_images`` whose images ``present`` are already stored,
+        as one unit per image: a reader, a failure or a kill at any point sees each image's old
+        version or its new one, never neither (issue 40: delete-then-create lost up to a batch
+        of stored images when the create failed).
+
+        This default needs nothing but single statements that apply whole, which every backend
+        has: the images not yet stored are created as usual; the new versions of ``present`` are
+        staged under labels no reader matches (``load/stage_images``); one statement then
+        deletes each old version and relabels its staged one (``load/switch_images``). FalkorDB
+        has no multi-statement transaction, and its roll-back of a failed statement that deletes
+        and then *creates* is wrong (tests/integration/parity/test_portable_notes.py), which is
+        why the new version is created before the switch and the switch creates nothing. A
+        backend with transactions overrides this with one transaction (Neo4j).
+        """
+        stage = uuid.uuid4().hex
+        now = time.time()
+        total = WriteSummary()
+        total.add(self.write(catalog.get("load/create_images"), create, timeout=timeout))
+        drop = catalog.get("load/drop_staged")
+        self.write(drop, {"stage": "", "before": now - STAGED_MAX_AGE_S}, timeout=timeout)
+        staged = {**create, "only": list(present), "stage": stage, "staged_at": now}
+        try:
+            total.add(self.write(catalog.get("load/stage_images"), staged, timeout=timeout))
+            switch = catalog.get("load/switch_images")
+            total.add(self.write(switch, {"stage": stage}, timeout=timeout))
+        except Exception:
+            # the stored versions are untouched; what was staged is invisible garbage, dropped
+            # here when the store still answers (else by a later replacement, by its age)
+            with contextlib.suppress(Exception):
+                self.write(drop, {"stage": stage, "before": 0}, timeout=timeout)
+            raise
         return total
 
     @abstractmethod

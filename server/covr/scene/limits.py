@@ -11,7 +11,15 @@ each limit exists:
 - names, attributes and relation names are indexed and repeated in every question text;
 - the counts bound one record's memory and the size of one write statement;
 - a lone surrogate (``"\\ud800"`` in JSON) cannot be stored as UTF-8: the store would keep a
-  ``?`` instead, silently changing the name.
+  ``?`` instead, silently changing the name;
+- what the store's unique keys would reject must be rejected here, before anything is written
+  (issue 40: three kinds passed ``--dry-run --strict`` and then failed the write): two objects,
+  relations or rel-mods of one image with one id (the readers trim ids, so ``"1"`` and ``" 1"``
+  are one); an object, relation or rel-mod id holding the key separator ``:``, since
+  ``image:object`` keys are unambiguous only when the last ``:`` starts the object id (image
+  ``k:x`` with object ``c`` and image ``k`` with object ``x:c`` would share a key); an integer
+  outside 64 bits, which neither store can hold (``"width": 1e19``);
+- NUL and U+0001 in any stored text: FalkorDB's indexes cannot find a string holding U+0001.
 
 The values come from the settings (``COVR_LIMIT_*``); the defaults are far above anything in
 GQA, Visual Genome or imSitu.
@@ -24,6 +32,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from covr.scene.model import SceneGraph
+from covr.scene.records import KEY_SEP
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+"""The integers both stores hold (FalkorDB and Neo4j store 64-bit signed integers)."""
+
+_CONTROL = ("\x00", "\x01")
+"""Characters no stored text may hold (see the module text)."""
 
 
 @dataclass(frozen=True)
@@ -57,29 +73,66 @@ class SceneLimits:
         yield from self._text("original_id", graph.original_id, self.id_chars)
         yield from self._count("objects", len(graph.objects), self.objects)
         yield from self._count("relations", len(graph.relations), self.relations)
+        for part in ("width", "height"):
+            yield from self._integer(part, getattr(graph, part))
+        object_ids: set[str] = set()
         for obj in graph.objects:
             where = f"objects[{obj.id[:40]!r}]"
             yield from self._text(f"{where}.id", obj.id, self.id_chars)
+            yield from self._key_part(f"{where}.id", obj.id, object_ids, "object")
+            if obj.box is not None:
+                for part in ("x", "y", "w", "h"):
+                    yield from self._integer(f"{where}.{part}", getattr(obj.box, part))
             yield from self._text(f"{where}.name", obj.name, self.name_chars)
             yield from self._count(f"{where}.attributes", len(obj.attributes), self.attributes)
             for part in ("attributes", "names", "synsets"):
                 for i, text in enumerate(getattr(obj, part)):
                     yield from self._text(f"{where}.{part}[{i}]", text, self.name_chars)
+        relation_ids: set[str] = set()
         for rel in graph.relations:
             where = f"relations[{rel.id[:40]!r}]"
             yield from self._text(f"{where}.id", rel.id, self.id_chars)
+            yield from self._key_part(f"{where}.id", rel.id, relation_ids, "relation")
             yield from self._text(f"{where}.name", rel.name, self.name_chars)
             yield from self._count(f"{where}.mods", len(rel.mods), self.relmods)
             # a relation's synsets (Visual Genome) are stored too: a lone surrogate or a
             # 5,000-character synset passed every check (found by tests/unit/loaders fuzzing)
             for i, text in enumerate(rel.synsets):
                 yield from self._text(f"{where}.synsets[{i}]", text, self.name_chars)
+            mod_ids: set[str] = set()
             for mod in rel.mods:
                 yield from self._text(f"{where}.mods.id", mod.id, self.id_chars)
+                yield from self._key_part(f"{where}.mods.id", mod.id, mod_ids, "rel-mod")
                 yield from self._text(f"{where}.mods.name", mod.name, self.name_chars)
         for key, value in graph.extras.items():
             if isinstance(value, str):
                 yield from self._text(f"extras.{key}", value, self.name_chars)
+            else:
+                yield from self._integer(f"extras.{key}", value)
+
+    @staticmethod
+    def _key_part(field: str, value: str, seen: set[str], kind: str) -> Iterator[tuple[str, str]]:
+        """An id that becomes part of a unique key: no separator, no repeat within its image."""
+        if KEY_SEP in value:
+            yield (
+                field,
+                (
+                    f"may not contain {KEY_SEP!r}: stored keys are image id{KEY_SEP}{kind} id, and a "
+                    f"{KEY_SEP!r} here could make two images' keys equal"
+                ),
+            )
+        elif value in seen:
+            yield field, f"duplicate {kind} id {value!r} (ids are trimmed, so ' 1' and '1' are one)"
+        seen.add(value)
+
+    @staticmethod
+    def _integer(field: str, value: object) -> Iterator[tuple[str, str]]:
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and not INT64_MIN <= value <= INT64_MAX
+        ):
+            yield field, f"is {value:.3g}, outside the 64-bit integers both stores hold"
 
     @staticmethod
     def _text(field: str, value: str, limit: int) -> Iterator[tuple[str, str]]:
@@ -87,6 +140,8 @@ class SceneLimits:
             yield field, f"is {len(value):,} characters long; the limit is {limit:,}"
         elif not value.isascii() and not _is_utf8(value):
             yield field, "holds a lone surrogate (\\ud800-\\udfff), which is not valid Unicode"
+        elif any(c in value for c in _CONTROL):
+            yield field, "holds NUL or U+0001, which the store's indexes cannot find"
 
     @staticmethod
     def _count(field: str, count: int, limit: int) -> Iterator[tuple[str, str]]:

@@ -14,7 +14,7 @@ the RPC answers ``DEADLINE_EXCEEDED`` instead of leaving work running for nobody
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -147,6 +147,13 @@ class DeadlineStore(GraphStore):
         return super().write_rows(
             query, rows, batch_size=batch_size, params=params, on_batch=on_batch
         )
+
+    def replace_images(
+        self, present: Sequence[str], create: Params, *, timeout: float | None = None
+    ) -> WriteSummary:
+        # the inner store's own way (one transaction on Neo4j), not the default built on write
+        bounded = self._timeout("load/create_images", timeout)
+        return self.inner.replace_images(present, create, timeout=bounded)
 
     def index_states(self) -> list[IndexState]:
         return self.inner.index_states()

@@ -30,3 +30,22 @@ def test_scene_graphs_over_a_limit_are_skipped_naming_the_field(client: Client) 
         with pytest.raises(NotFoundError):
             client.get_scene_graph(skipped)
     assert client.get_scene_graph("svc:lim1").objects
+
+
+def test_a_poison_scene_graph_never_deletes_stored_ones(client: Client) -> None:
+    """Issue 40 over the RPC: re-importing stored scene graphs beside one the store's keys or
+    integers would reject (INTERNAL after the delete, before the fix) skips the poison one,
+    naming its field, and every stored scene graph is still there; strict refuses the stream."""
+    stored = [graph(f"keep{n}") for n in range(3)]
+    assert client.import_scene_graphs(stored).written == 3
+    colon = SceneGraph("svc", "keep9", "val", objects=(Object("x:c", "man"),))
+    huge = SceneGraph("svc", "keep8", "val", width=1e19, objects=(Object("1", "man"),))
+    result = client.import_scene_graphs([*stored, colon, huge])
+    assert (result.written, result.skipped) == (3, 2)
+    problems = {p.field: p.message for p in result.problems}
+    assert "may not contain ':'" in problems["scene_graphs[3].objects['x:c'].id"]
+    assert "64-bit" in problems["scene_graphs[4].width"]
+    with pytest.raises(Exception, match="strict import: 1 bad scene graph"):
+        client.import_scene_graphs([*stored, colon], strict=True)
+    for kept in stored:
+        assert client.get_scene_graph(kept.image_id).objects

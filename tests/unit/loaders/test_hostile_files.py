@@ -145,6 +145,67 @@ def test_limits_name_the_field_and_skip_only_that_record() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("objects", "relations", "field", "words"),
+    [
+        ([("1", "man"), ("1", "hat")], [], "objects['1'].id", "duplicate object id '1'"),
+        ([("x:c", "man")], [], "objects['x:c'].id", "may not contain ':'"),
+        ([("1", "man\x01")], [], "objects['1'].name", "U+0001"),
+        ([("1", "man")], [("r:1", "1")], "relations['r:1'].id", "may not contain ':'"),
+        ([("1", "man")], [("r", "1"), ("r", "1")], "relations['r'].id", "duplicate relation"),
+    ],
+)
+def test_limits_reject_what_the_store_keys_would(
+    objects: list[tuple[str, str]],
+    relations: list[tuple[str, str]],
+    field: str,
+    words: str,
+) -> None:
+    """Issue 40: records whose keys would collide in the store (or that its indexes cannot find)
+    are refused by the one check every door runs, so nothing reaches the write."""
+    from covr.scene.model import Object, Relation
+
+    graph = SceneGraph(
+        source="gqa",
+        original_id="k",
+        split="val",
+        objects=tuple(Object(id=i, name=n) for i, n in objects),
+        relations=tuple(Relation(id=i, name="on", subject=s, object=s) for i, s in relations),
+    )
+    found = SceneLimits().violation(graph)
+    assert found is not None
+    assert found[0] == field
+    assert words in found[1], found
+
+
+@pytest.mark.parametrize("width", [2**63, -(2**63) - 1, 10**19])
+def test_limits_reject_integers_neither_store_holds(width: int) -> None:
+    graph = SceneGraph.build(source="gqa", original_id="1", split="val", width=width)
+    assert SceneLimits().violation(graph) == (
+        "width",
+        f"is {width:.3g}, outside the 64-bit integers both stores hold",
+    )
+    assert (
+        SceneLimits().violation(
+            SceneGraph.build(source="gqa", original_id="1", split="val", width=2**63 - 1)
+        )
+        is None
+    )
+
+
+def test_gqa_ids_equal_after_trimming_are_one_id_and_refused() -> None:
+    """The GQA fast path trims ids without a second validation: "1" and " 1" (or "1\u3000")
+    become two objects with id "1", which the limits refuse (the store's unique key did)."""
+    for twin in (" 1", "1\u3000"):
+        record = good_record()
+        record["objects"][twin] = dict(record["objects"]["2"])
+        graph = gqa.convert("5", record, "val")
+        assert SceneLimits().violation(graph) == (
+            "objects['1'].id",
+            "duplicate object id '1' (ids are trimmed, so ' 1' and '1' are one)",
+        )
+
+
 def test_hostile_gqa_records_become_problems(tmp_path: Path) -> None:
     """Through the whole loader path (the job applies the limits): a 5,000-character image id
     (crashed FalkorDB), a 6,000-character object id, a 4,400-digit object id (a traceback

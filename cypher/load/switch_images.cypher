@@ -1,0 +1,27 @@
+// summary: the switching half of an atomic replacement: for every image staged under $stage (load/stage_images), deletes the stored image of the same id with its objects, relations and rel-mods, and relabels the staged nodes as Image, Object, Relation and RelMod, all in one statement, so a reader or a crash sees the old version or the new one and never neither (FalkorDB rolls back a failed statement that deletes and relabels exactly; tests/integration/loaders/test_atomic_replace.py)
+// params: {"stage": "s-1"}
+// setup: load/stage_images
+MATCH (s:StagedImage)
+WHERE s.stage = $stage
+OPTIONAL MATCH (old:Image {id: s.id})
+OPTIONAL MATCH (old)-[:HAS]->(o:Object)
+OPTIONAL MATCH (o)-[:SUBJ]->(r:Relation)
+OPTIONAL MATCH (r)-[:MOD]->(m:RelMod)
+WITH s, collect(DISTINCT old) AS olds, collect(DISTINCT o) AS objects,
+     collect(DISTINCT r) AS relations, collect(DISTINCT m) AS mods
+FOREACH (n IN mods | DETACH DELETE n)
+FOREACH (n IN relations | DETACH DELETE n)
+FOREACH (n IN objects | DETACH DELETE n)
+FOREACH (n IN olds | DETACH DELETE n)
+WITH s
+OPTIONAL MATCH (s)-[:HAS]->(o:StagedObject)
+OPTIONAL MATCH (o)-[:SUBJ]->(r:StagedRelation)
+OPTIONAL MATCH (r)-[:MOD]->(m:StagedRelMod)
+WITH s, collect(DISTINCT o) AS objects, collect(DISTINCT r) AS relations,
+     collect(DISTINCT m) AS mods
+FOREACH (n IN mods | REMOVE n:StagedRelMod SET n:RelMod)
+FOREACH (n IN relations | REMOVE n:StagedRelation SET n:Relation)
+FOREACH (n IN objects | REMOVE n:StagedObject SET n:Object)
+REMOVE s:StagedImage, s.stage, s.staged_at
+SET s:Image
+RETURN count(s) AS images
