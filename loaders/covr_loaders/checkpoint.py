@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -68,7 +69,10 @@ class Checkpoint:
         self.updated = time.time()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {k: v for k, v in asdict(self).items() if k != "path"}
-        tmp = self.path.with_suffix(".tmp")
+        # a temporary name of this process and thread: two loads of one file into one data
+        # directory save the same checkpoint, and a shared ``.tmp`` made the second one crash
+        # in os.replace (issue 40 item 7); the last save wins, each one whole
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             json.dump(data, handle)
             handle.flush()

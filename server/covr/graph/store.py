@@ -179,8 +179,9 @@ class GraphStore(ABC):
 
         This default needs nothing but single statements that apply whole, which every backend
         has: the images not yet stored are created as usual; the new versions of ``present`` are
-        staged under labels no reader matches (``load/stage_images``); one statement then
-        deletes each old version and relabels its staged one (``load/switch_images``). FalkorDB
+        staged under an image node no reader matches, without keys yet
+        (``load/stage_images``); one statement then deletes each old version, gives the staged
+        nodes their final keys and relabels the staged image (``load/switch_images``). FalkorDB
         has no multi-statement transaction, and its roll-back of a failed statement that deletes
         and then *creates* is wrong (tests/integration/parity/test_portable_notes.py), which is
         why the new version is created before the switch and the switch creates nothing. A
@@ -189,14 +190,16 @@ class GraphStore(ABC):
         stage = uuid.uuid4().hex
         now = time.time()
         total = WriteSummary()
-        total.add(self.write(catalog.get("load/create_images"), create, timeout=timeout))
+        if len(set(present)) < len(create["ids"]):  # some images of the batch are new
+            total.add(self.write(catalog.get("load/create_images"), create, timeout=timeout))
         drop = catalog.get("load/drop_staged")
         self.write(drop, {"stage": "", "before": now - STAGED_MAX_AGE_S}, timeout=timeout)
         staged = {**create, "only": list(present), "stage": stage, "staged_at": now}
         try:
             total.add(self.write(catalog.get("load/stage_images"), staged, timeout=timeout))
             switch = catalog.get("load/switch_images")
-            total.add(self.write(switch, {"stage": stage}, timeout=timeout))
+            keys = {"sep": create["sep"], "relation_sep": create["relation_sep"]}
+            total.add(self.write(switch, {"stage": stage, **keys}, timeout=timeout))
         except Exception:
             # the stored versions are untouched; what was staged is invisible garbage, dropped
             # here when the store still answers (else by a later replacement, by its age)

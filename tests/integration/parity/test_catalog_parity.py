@@ -213,7 +213,7 @@ def _stage_images(data: Data) -> list[Params]:
 
 PARAMETERS: dict[str, ParamSource] = {
     "load/stage_images": _stage_images,
-    "load/switch_images": lambda _: [{"stage": "parity"}],
+    "load/switch_images": lambda _: [{"stage": "parity", "sep": ":", "relation_sep": ":r:"}],
     "load/drop_staged": lambda _: [{"stage": "parity", "before": 2.0}],
     "admin/schema_version": lambda _: [{"key": "schema"}, {"key": MISSING}],
     "load/delete_images": lambda data: [{"ids": [*data.ids[::3], "example:missing"]}],

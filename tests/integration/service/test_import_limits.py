@@ -49,3 +49,18 @@ def test_a_poison_scene_graph_never_deletes_stored_ones(client: Client) -> None:
         client.import_scene_graphs([*stored, colon], strict=True)
     for kept in stored:
         assert client.get_scene_graph(kept.image_id).objects
+
+
+@pytest.mark.parametrize(
+    ("split", "words"),
+    [("s" * 100, "the limit is 64"), ("val\x1b[31m", "printable"), ("va\nl", "printable")],
+)
+def test_a_split_name_is_limited_and_printable(client: Client, split: str, words: str) -> None:
+    """Issue 40 item 3: a 9 MiB split name made GetStatistics fail for every client, and ANSI
+    escapes reached every terminal that printed the statistics."""
+    bad = SceneGraph("svc", "split-bad", split, objects=(Object("1", "man"),))
+    result = client.import_scene_graphs([bad])
+    assert (result.written, result.skipped) == (0, 1)
+    assert words in result.problems[0].message
+    assert result.problems[0].field == "scene_graphs[0].split"
+    assert all(d.split != split for d in client.statistics().datasets)

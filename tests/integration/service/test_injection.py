@@ -28,31 +28,38 @@ LABELS = {"Image", "Object", "Relation", "RelMod", "Meta", "NameStat"}
 
 
 def injected(i: int, text: str) -> SceneGraph:
+    """A scene graph with ``text`` in every field. Object, relation and rel-mod ids become parts
+    of ``image:object`` keys and may not hold ``:`` (issue 40: such keys collided across
+    images), so there the payload's colons are semicolons, and a split name holds printable
+    characters only; every other field has it verbatim."""
+    ident = text.replace(":", ";")
+    # a split name is listed in every statistics reply: printable characters only (issue 40)
+    split = "".join(c if c.isprintable() else "?" for c in text)
     return SceneGraph(
         source="inj",
         original_id=f"{i}:{text}",
-        split=f"split {text}",
+        split=f"split {split}",
         width=10,
         height=10,
         objects=(
             Object(
-                f"o1{text}",
+                f"o1{ident}",
                 f"subject {text}",
                 (f"attr {text}",),
                 Box(0, 0, 100, 100),
                 synsets=(f"syn {text}",),
                 names=(f"alt {text}",),
             ),
-            Object(f"o2{text}", f"object {text}", box=Box(0, 0, 100, 100)),
-            Object(f"o3{text}", f"tool {text}", box=Box(0, 0, 100, 100)),
+            Object(f"o2{ident}", f"object {text}", box=Box(0, 0, 100, 100)),
+            Object(f"o3{ident}", f"tool {text}", box=Box(0, 0, 100, 100)),
         ),
         relations=(
             Relation(
-                f"r{text}",
+                f"r{ident}",
                 f"rel {text}",
-                f"o1{text}",
-                f"o2{text}",
-                mods=(RelMod(f"m{text}", f"mod {text}", f"o3{text}"),),
+                f"o1{ident}",
+                f"o2{ident}",
+                mods=(RelMod(f"m{ident}", f"mod {text}", f"o3{ident}"),),
                 synsets=(f"rsyn {text}",),
             ),
         ),

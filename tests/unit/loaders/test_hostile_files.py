@@ -277,3 +277,30 @@ def test_a_number_past_the_integer_digit_limit_is_a_problem_for_its_record(
     assert ids == ["a", "c"]
     assert [p.record for p in problems] == ["b"]
     assert "more than 4,300 digits" in problems[0].message
+
+
+def test_two_loads_save_one_checkpoint_without_crashing(tmp_path: Path) -> None:
+    """Issue 40 item 7: two ``covr load`` of one file into one data directory saved the same
+    checkpoint through one ``.tmp`` name, and the second crashed in ``os.replace``."""
+    import threading
+
+    from covr_loaders.checkpoint import Checkpoint
+
+    path = tmp_path / "loads" / "gqa-val-x.json"
+    errors: list[BaseException] = []
+
+    def save(n: int) -> None:
+        try:
+            for k in range(200):
+                Checkpoint(path, "x", batches_done=n * 1000 + k).save()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Checkpoint.open(path, "x") is not None
+    assert not list(path.parent.glob("*.tmp"))
