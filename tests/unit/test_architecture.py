@@ -28,8 +28,24 @@ GENERATED_DIRS = {"v1", "_proto"}
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__", ".venv", "target"}
 """Build output (``clients/python/build/lib`` is a copy made by ``pip wheel``), not sources."""
 
-EXCEPTIONS: dict[str, str] = {}
-"""``path`` or ``path::function`` → why it may stay over the limit (none today)."""
+EXCEPTIONS: dict[str, str] = {
+    "server/covr/cli/questions.py::generate": "a typer command: its length is one declaration "
+    "with help text per flag (16 of them); the body only checks flag combinations and hands off "
+    "to generation_options and the provider it names",
+    "server/covr/questions/word_knowledge.py": "the three reviewed word-knowledge files' reader "
+    "(the rules generation applies, ~340 lines) and the command that derives them from the real "
+    "samples and WordNet (~540 lines): one rule, its data source and its review lists read in "
+    "one place, as mass_nouns.py does for its list",
+    "server/covr/models/presence.py": "one model file's whole contract: its feature layout "
+    "(graph, co-occurrence and class features, versioned together), hiding, the ONNX runner "
+    "and the serving API; splitting the layout from the runner would let them drift",
+    "server/covr/cli/model_jobs.py::presence_data": "the presence recipe's data stage: read, "
+    "split by id hash, mine the real, synthetic and held-out parts and summarise them, in the "
+    "order its progress stages report",
+    "server/covr/cli/models.py::train_presence_cmd": "a typer command: eight flags with help "
+    "text, then train, compare and export in the order the docs describe",
+}
+"""``path`` or ``path::function`` → why it may stay over the limit."""
 
 PENDING: dict[str, str] = {}
 """Today's offenders owned by others (``path`` or ``path::function`` → owner)."""

@@ -7,6 +7,8 @@ positives and distractor negatives); ``covr/cli/models.py`` keeps the commands a
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -23,6 +25,17 @@ if TYPE_CHECKING:
 
 PRESENCE_TRAIN_IMAGES = 1200
 PRESENCE_HELDOUT_IMAGES = 400
+PRESENCE_SYNTHETIC_IMAGES = 1200
+"""Synthetic images of the presence recipe's supplement (``--synthetic``; 0 = none)."""
+PRESENCE_HELDOUT_SHARE = 30
+"""Percent of the real images held out (by a hash of the image id, see :func:`heldout_image`)."""
+PRESENCE_PER_IMAGE = 8
+"""Simple subgraphs mined per real image (cycling over object, attribute and relation shapes)."""
+REAL_FILES = (
+    ("gqa", "gqa/train_sceneGraphs.first100.json"),
+    ("vg", "vg/scene_graphs.first100.json"),
+)
+"""The real samples of ``../shared/data/real`` (README there) the presence recipe reads."""
 
 
 # -- shared data -------------------------------------------------------------------------------
@@ -240,20 +253,35 @@ def train_exclusivity_job(seed: int, images: int, path: Path, stages: Stages) ->
     return result
 
 
+SHAPES = ("object", "attribute", "relation")
+
+
+def _shape(g: Any) -> str:
+    if g.relations:
+        return "relation"
+    return "attribute" if g.objects[0].attribute is not None else "object"
+
+
 def mine_presence(
     scenes: Sequence[SceneGraph],
     *,
     seed: int,
     subgraphs: int,
     per_side: int = 4,
+    per_image: int = 1,
+    min_area: float | None = None,
     advance: Callable[[int], None] | None = None,
 ) -> list[Mined]:
     """Simple subgraphs with positives and distractor negatives from the reference matcher
-    (``advance(1)`` after each one found: the mining is most of a presence job's time)."""
+    (``advance(1)`` after each one found: the mining is most of a presence job's time).
+
+    ``per_image`` > 1 picks that many per image, cycling over the shapes (a bare object, an
+    object with an attribute, a relation) so that hidden objects (a hand, a neck) are not
+    crowded out by relations; ``min_area`` overrides the enumeration's smallest box (real
+    images annotate body parts with small boxes)."""
     from covr.models.presence import is_simple
-    from covr.models.presence_train import Mined
     from covr.related.exclusivity import default_exclusivity
-    from covr.related.matcher import SceneIndex, distractors, positives
+    from covr.related.matcher import SceneIndex
     from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 
     index = SceneIndex(scenes)
@@ -262,72 +290,272 @@ def mine_presence(
     order = sorted(index.scenes)
     rng.shuffle(order)
     options = EnumerationOptions(max_relations=1, max_subgraphs=400, include_relmods=False)
+    if min_area is not None:
+        options = dataclasses.replace(options, min_object_area=min_area)
     seen: set[str] = set()
     out: list[Mined] = []
-    for image_id in order:
+    for rank, image_id in enumerate(order):
         if len(out) >= subgraphs:
             break
-        candidates = [
-            g
-            for g in enumerate_subgraphs(index.scenes[image_id].graph, options)
-            if is_simple(g) and g.key not in seen
+        enumerated = [
+            g for g in enumerate_subgraphs(index.scenes[image_id].graph, options) if is_simple(g)
         ]
-        if not candidates:
-            continue
-        g = rng.choice(candidates)
-        seen.add(g.key)
-        pos = positives(index, g)
-        neg = distractors(index, g, exclusivity, max_distance=2)
-        if not neg:
-            continue
-        pos_ids = rng.sample(pos, min(per_side, len(pos)))
-        by_image: dict[str, str] = {}
-        for d in neg:
-            by_image.setdefault(d.image_id, d.signature)
-        neg_ids = rng.sample(sorted(by_image), min(per_side, len(by_image)))
-        out.append(
-            Mined(
-                g,
-                tuple(index.scenes[i].graph for i in pos_ids),
-                tuple((index.scenes[i].graph, by_image[i]) for i in neg_ids),
-            )
-        )
-        if advance is not None:
-            advance(1)
+        for pick in range(per_image):
+            if len(out) >= subgraphs:
+                break
+            candidates = [g for g in enumerated if g.key not in seen]
+            if per_image > 1:
+                shape = SHAPES[(rank + pick) % len(SHAPES)]
+                candidates = [g for g in candidates if _shape(g) == shape] or candidates
+            if not candidates:
+                break
+            g = rng.choice(candidates)
+            seen.add(g.key)
+            found = _mined(index, g, exclusivity, rng, per_side)
+            if found is not None:
+                out.append(found)
+                if advance is not None:
+                    advance(1)
     return out
 
 
+def _mined(index: Any, g: Any, exclusivity: Any, rng: random.Random, per_side: int) -> Mined | None:
+    """``g``'s positives and distractor images (at most ``per_side`` each), or None without a
+    distractor."""
+    from covr.models.presence_train import Mined
+    from covr.related.matcher import distractors, positives
+
+    pos = positives(index, g)
+    neg = distractors(index, g, exclusivity, max_distance=2)
+    if not neg:
+        return None
+    pos_ids = rng.sample(pos, min(per_side, len(pos)))
+    by_image: dict[str, str] = {}
+    for d in neg:
+        by_image.setdefault(d.image_id, d.signature)
+    neg_ids = rng.sample(sorted(by_image), min(per_side, len(by_image)))
+    return Mined(
+        g,
+        tuple(index.scenes[i].graph for i in pos_ids),
+        tuple((index.scenes[i].graph, by_image[i]) for i in neg_ids),
+    )
+
+
+def default_real_dir() -> Path:
+    """``../shared/data/real`` beside the repository (the machine's shared folder; CI has it)."""
+    import covr
+
+    return Path(covr.__file__).resolve().parents[2].parent / "shared" / "data" / "real"
+
+
+def heldout_image(image_id: str) -> bool:
+    """Whether a real image is held out: the first 8 bytes of SHA-256 of its id, modulo 100,
+    below :data:`PRESENCE_HELDOUT_SHARE` (a fixed rule: adding images never moves others)."""
+    digest = hashlib.sha256(image_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % 100 < PRESENCE_HELDOUT_SHARE
+
+
+def real_scenes(real_dir: Path) -> tuple[list[SceneGraph], dict[str, Any]]:
+    """The GQA and VG samples of ``real_dir`` read by the project's loaders, and a summary
+    (file names, SHA-256, images) that does not depend on where the folder is."""
+    from covr.scene.model import SceneGraph
+    from covr_loaders import gqa as gqa_reader
+    from covr_loaders import vg as vg_reader
+    from covr_loaders.jsonio import ByteCounter
+
+    readers = {"gqa": gqa_reader.read, "vg": vg_reader.read}
+    scenes: list[SceneGraph] = []
+    files: dict[str, Any] = {}
+    for source, name in REAL_FILES:
+        path = real_dir / name
+        if not path.is_file():
+            fail(
+                f"the real scene-graph sample {path} is missing (--real names the folder with "
+                "gqa/ and vg/, by default ../shared/data/real; see its README)"
+            )
+        found = [
+            r
+            for r in readers[source](path, split="train", counter=ByteCounter())
+            if isinstance(r, SceneGraph)
+        ]
+        scenes.extend(found)
+        files[name] = {
+            "images": len(found),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+        }
+    return scenes, files
+
+
+def noun_classes(nouns: Sequence[str]) -> dict[str, str]:
+    """WordNet class (lexicographer file of the first noun sense, ``noun.body`` -> ``body``) of
+    each normalized noun, and of every noun of the exclusivity model's lexical table: from that
+    table where it holds the noun, from WordNet (opened once, only then) for the rest."""
+    from covr.models import EXCLUSIVITY_FILE, bundled_model_path
+    from covr.models.lexical import LexicalTable, table_path, wordnet_facts
+    from covr.models.wordnet import LEXNAMES
+
+    table = LexicalTable.read(table_path(bundled_model_path(EXCLUSIVITY_FILE)))
+    known = {t for k, t in table.terms() if k == "object"}
+    out: dict[str, str] = {}
+    wn: Any = None
+    for noun in sorted(known | set(nouns)):
+        facts = table.get("object", noun)
+        if facts is None:
+            if wn is None:
+                from covr.models import open_configured_wordnet
+
+                wn = open_configured_wordnet(load_settings())
+            facts = wordnet_facts(wn, "object", noun)
+        if facts.lexname >= 0 and LEXNAMES[facts.lexname].startswith("noun."):
+            out[noun] = LEXNAMES[facts.lexname].split(".", 1)[1]
+    return out
+
+
+@dataclasses.dataclass
+class PresenceData:
+    """What the presence recipe trains and evaluates on."""
+
+    stats_scenes: list[SceneGraph]
+    """Real training images + bundled samples: the co-occurrence statistics come from these."""
+    classes: dict[str, str]
+    real_train: list[Any]
+    synthetic_train: list[Any]
+    heldout: list[Any]
+    summary: dict[str, Any]
+
+
 def presence_data(
-    seed: int, subgraphs: int, stages: Stages, *, train: bool = True
-) -> tuple[Any, Any, Any, dict[str, Any]]:
-    """Training scenes, training and held-out examples, summary (``train=False``: evaluation
-    needs only the held-out part, so the training subgraphs are not mined)."""
+    seed: int,
+    stages: Stages,
+    *,
+    real_dir: Path,
+    synthetic: int = PRESENCE_SYNTHETIC_IMAGES,
+    subgraphs: int = 300,
+    train: bool = True,
+) -> PresenceData:
+    """Real training and held-out examples, the synthetic supplement (``synthetic`` images,
+    ``subgraphs`` mined from them; 0 = none) and a summary. ``train=False``: evaluation needs
+    only the held-out part, so nothing else is mined."""
+    from covr.models.presence import _n
     from covr.models.presence_train import examples
 
-    stages.next("generating synthetic graphs")
-    scenes = synthetic_scenes(PRESENCE_TRAIN_IMAGES + PRESENCE_HELDOUT_IMAGES, seed)
-    train_scenes = scenes[:PRESENCE_TRAIN_IMAGES]
-    held_scenes = scenes[PRESENCE_TRAIN_IMAGES:] + sample_scenes()
-    train_mined: list[Mined] = []
+    stages.next("reading real scene graphs")
+    real, files = real_scenes(real_dir)
+    held_scenes = [s for s in real if heldout_image(s.image_id)]
+    train_real = [s for s in real if not heldout_image(s.image_id)]
+    real_ids = {s.image_id for s in real}
+    samples = [s for s in sample_scenes() if s.image_id not in real_ids]  # ids are unique
+    pool = train_real + samples
+    real_train: list[Any] = []
+    synthetic_train: list[Any] = []
+    classes: dict[str, str] = {}
     if train:
-        stages.next("mining training subgraphs")
-        found = stages.sub("training subgraphs", subgraphs)
-        train_mined = mine_presence(train_scenes, seed=seed, subgraphs=subgraphs, advance=found)
+        stages.next("mining real training subgraphs")
+        want = len(pool) * PRESENCE_PER_IMAGE
+        found = stages.sub("real training subgraphs", want)
+        mined = mine_presence(
+            pool,
+            seed=seed,
+            subgraphs=want,
+            per_image=PRESENCE_PER_IMAGE,
+            min_area=0.0,
+            advance=found,
+        )
+        real_train = examples(mined, seed=seed)
+        if synthetic:
+            stages.next("mining synthetic subgraphs")
+            found = stages.sub("synthetic subgraphs", subgraphs)
+            syn = mine_presence(
+                synthetic_scenes(synthetic, seed), seed=seed, subgraphs=subgraphs, advance=found
+            )
+            synthetic_train = examples(syn, seed=seed)
+        classes = noun_classes(sorted({_n(o.name) for s in pool for o in s.objects}))
     stages.next("mining held-out subgraphs")
-    held = max(subgraphs // 2, 10)
-    found = stages.sub("held-out subgraphs", held)
-    held_mined = mine_presence(held_scenes, seed=seed + 1, subgraphs=held, advance=found)
-    summary = {
-        "sources": f"synthetic images (seed {seed}): {PRESENCE_TRAIN_IMAGES} for training, "
-        f"{PRESENCE_HELDOUT_IMAGES} held out + the bundled samples; positives = images "
-        "containing g_s with g_s hidden, negatives = its distractor images (reference matcher, "
-        "lexicon exclusivity, edit distance <= 2)",
-        "train_subgraphs": len(train_mined),
-        "heldout_subgraphs": len(held_mined),
-    }
-    return (
-        train_scenes,
-        examples(train_mined, seed=seed),
-        examples(held_mined, seed=seed + 1),
-        summary,
+    want = len(held_scenes) * PRESENCE_PER_IMAGE
+    found = stages.sub("held-out subgraphs", want)
+    held_mined = mine_presence(
+        held_scenes,
+        seed=seed + 1,
+        subgraphs=want,
+        per_image=PRESENCE_PER_IMAGE,
+        min_area=0.0,
+        advance=found,
     )
+    heldout = examples(held_mined, seed=seed + 1)
+
+    def sources(items: Sequence[SceneGraph]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in items:
+            out[s.source] = out.get(s.source, 0) + 1
+        return dict(sorted(out.items()))
+
+    summary = {
+        "sources": "real scene graphs (GQA and VG samples of ../shared/data/real, CC BY 4.0) "
+        f"split by a hash of the image id ({PRESENCE_HELDOUT_SHARE} % held out) + the bundled "
+        "samples for training; positives = images containing g_s with g_s hidden (an object, "
+        "attribute or relation removed), negatives = its distractor images, in which g_s is "
+        "not annotated (reference matcher, lexicon exclusivity, edit distance <= 2); "
+        f"{PRESENCE_PER_IMAGE} simple subgraphs per image; synthetic images only as a "
+        "supplement",
+        "real_files": files,
+        "train_images": {"real": sources(train_real), "samples": sources(samples)},
+        "heldout_images": sources(held_scenes),
+        "synthetic": {"images": synthetic, "seed": seed, "subgraphs": subgraphs}
+        if synthetic
+        else None,
+        "examples": {
+            "real_train": _counts(real_train),
+            "synthetic_train": _counts(synthetic_train),
+            "heldout": _counts(heldout),
+        },
+        "classes": len(classes),
+    }
+    return PresenceData(pool, classes, real_train, synthetic_train, heldout, summary)
+
+
+def _counts(items: Sequence[Any]) -> dict[str, int]:
+    pos = sum(1 for e in items if e.label == 1)
+    return {"positives": pos, "negatives": len(items) - pos}
+
+
+def heldout_metrics(model: Any, heldout: Sequence[Any]) -> dict[str, Any]:
+    """A presence model's recall and precision per changed type on held-out examples, at its
+    own thresholds and at the paper's, and its AUC."""
+    import numpy as np
+
+    from covr.models.presence import PAPER_THRESHOLDS
+    from covr.models.presence_train import TYPE_ORDER, _at, _auc
+
+    scores = model.score_batch([(e.subgraph, e.scene, None) for e in heldout])
+    y = np.array([e.label for e in heldout])
+    kinds = np.array([e.kind for e in heldout])
+    report: dict[str, Any] = {}
+    for kind in TYPE_ORDER:
+        mask = kinds == kind
+        if mask.any():
+            report[kind] = {
+                "calibrated": _at(scores[mask], y[mask], model.thresholds.get(kind, 0.5)),
+                "paper_default": _at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
+            }
+    return {
+        "heldout_by_type": report,
+        "heldout_examples": len(heldout),
+        "heldout_auc": round(_auc(scores, y), 4),
+    }
+
+
+def score_previous(path: Path, heldout: Sequence[Any]) -> dict[str, Any] | None:
+    """The file about to be replaced, scored on the new held-out examples (None when it cannot
+    be read: another feature layout)."""
+    from covr.models.errors import ModelResourceError
+    from covr.models.presence import PresenceModel
+
+    try:
+        model = PresenceModel(path)
+    except ModelResourceError:
+        return None
+    return {
+        "version": model.version,
+        "thresholds": model.thresholds,
+        "metrics": heldout_metrics(model, heldout),
+    }

@@ -19,14 +19,18 @@ import typer
 
 from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
 from covr.cli.model_jobs import (
+    PRESENCE_SYNTHETIC_IMAGES,
     Stages,
     compare_files,
+    default_real_dir,
+    heldout_metrics,
     lexicon_data,
     out_path,
     presence_data,
     previous_file,
     print_comparison,
     require_training_extra,
+    score_previous,
     train_exclusivity_job,
 )
 
@@ -99,20 +103,36 @@ def train_exclusivity_cmd(
         print_comparison(report["compared"])
 
 
+REAL_HELP = (
+    "Folder with the real GQA and VG samples (gqa/train_sceneGraphs.first100.json, "
+    "vg/scene_graphs.first100.json; default: ../shared/data/real beside the repository)."
+)
+
+
 @train_app.command("presence")
 def train_presence_cmd(
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
     out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    real: Path | None = typer.Option(None, "--real", help=REAL_HELP),
+    synthetic: int = typer.Option(
+        PRESENCE_SYNTHETIC_IMAGES,
+        "--synthetic",
+        min=0,
+        help="Synthetic images mined as a supplement (0 = real graphs only).",
+    ),
     subgraphs: int = typer.Option(
-        300, "--subgraphs", min=10, help="Simple subgraphs mined for training."
+        300, "--subgraphs", min=10, help="Simple subgraphs mined from the synthetic images."
     ),
     compare: bool = typer.Option(False, "--compare", help=COMPARE_HELP),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Train the presence model on graph context, calibrate per-type thresholds, export ONNX.
+    """Train the presence model on real scene graphs (hidden objects, attributes and
+    relations against truly unannotated ones), calibrate per-type thresholds on held-out real
+    images, export ONNX.
 
-    The default model sees graphs, not pixels (image features are zeros).
+    The default model sees graphs, not pixels (image features are zeros). With --compare the
+    replaced file is also scored on the same held-out images.
     """
     require_training_extra()
     from covr.models import PRESENCE_FILE
@@ -121,25 +141,49 @@ def train_presence_cmd(
     from covr.models.presence_train import export_presence, train_presence
 
     path = out_path(out, PRESENCE_FILE)
+    real_dir = real if real is not None else default_real_dir()
     previous = previous_file(path) if compare else None
     started = time.perf_counter()
-    with Stages("training presence", 5, quiet=quiet) as stages:
-        train_scenes, train_ex, held_ex, summary = presence_data(seed, subgraphs, stages)
-        stats = collect_stats(train_scenes)
+    with Stages("training presence", 8 if synthetic else 7, quiet=quiet) as stages:
+        data = presence_data(
+            seed, stages, real_dir=real_dir, synthetic=synthetic, subgraphs=subgraphs
+        )
+        stats = collect_stats(data.stats_scenes, classes=data.classes)
         lexicon = Lexicon(lexicon_data())
         featurizer = PresenceFeaturizer(CoStats(stats), lexicon)
-        stages.next(f"fitting on {len(train_ex)} examples")
+        real_only = None
+        if data.synthetic_train:
+            stages.next(f"fitting on {len(data.real_train)} real examples (for the report)")
+            real_only = train_presence(
+                featurizer=featurizer,
+                train=data.real_train,
+                heldout=data.heldout,
+                trained_on=data.summary,
+                seed=seed,
+            )
+        train = data.real_train + data.synthetic_train
+        stages.next(f"fitting on {len(train)} examples")
         result = train_presence(
-            featurizer=featurizer, train=train_ex, heldout=held_ex, trained_on=summary, seed=seed
+            featurizer=featurizer,
+            train=train,
+            heldout=data.heldout,
+            trained_on=data.summary,
+            seed=seed,
         )
+        if real_only is not None:
+            result.metrics["real_only"] = {
+                "heldout_by_type": real_only.metrics["heldout_by_type"],
+                "heldout_auc": real_only.metrics["heldout_auc"],
+                "thresholds": real_only.thresholds,
+            }
+        before = None
+        if previous is not None:
+            before = score_previous(path, data.heldout)
         stages.next("writing ONNX")
-        export_presence(
-            path,
-            result,
-            stats=stats,
-            lexicon=lexicon,
-            created_by=f"covr models train presence --seed {seed} --subgraphs {subgraphs}",
-        )
+        command = f"covr models train presence --seed {seed}"
+        if synthetic != PRESENCE_SYNTHETIC_IMAGES or subgraphs != 300:
+            command += f" --synthetic {synthetic} --subgraphs {subgraphs}"
+        export_presence(path, result, stats=stats, lexicon=lexicon, created_by=command)
         stages.done()
     report: dict[str, Any] = {
         "file": str(path),
@@ -151,11 +195,19 @@ def train_presence_cmd(
     }
     if previous is not None:
         report["compared"] = compare_files(previous, path)
+        report["previous_on_heldout"] = before
     if as_json:
         print_json(report)
         return
     typer.echo(f"wrote {path} (version {result.version}) in {report['seconds']} s")
+    typer.echo(f"held-out real images: {json.dumps(result.trained_on['heldout_images'])}")
     _print_presence_table(result.metrics)
+    if "real_only" in result.metrics:
+        typer.echo("without the synthetic supplement (same held-out examples):")
+        _print_presence_table(result.metrics["real_only"])
+    if before is not None:
+        typer.echo(f"the replaced file ({before['version']}) on the same held-out examples:")
+        _print_presence_table(before["metrics"])
     if previous is not None:
         print_comparison(report["compared"])
 
@@ -241,46 +293,37 @@ def eval_exclusivity_cmd(
 def eval_presence_cmd(
     model: Path | None = typer.Option(None, "--model", help=MODEL_HELP),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    subgraphs: int = typer.Option(300, "--subgraphs", min=10, help="As given to training."),
+    real: Path | None = typer.Option(None, "--real", help=REAL_HELP),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Hide present simple subgraphs in held-out graphs and report recall/precision per type,
-    at the model's calibrated thresholds and at the paper's defaults (computed now)."""
+    """Hide present simple subgraphs in the held-out real images and report recall/precision
+    per changed type, at the model's calibrated thresholds and at the paper's defaults
+    (computed now; a version-1 file, trained on synthetic graphs, is scored the same way)."""
     from covr.models import ModelResourceError, load_presence_model
-    from covr.models.presence import PAPER_THRESHOLDS
-    from covr.models.presence_train import _at, _auc
 
     try:
         m = load_presence_model(model, settings=load_settings())
     except ModelResourceError as exc:
         fail(str(exc))
-    import numpy as np
-
-    with Stages("evaluating presence", 3, quiet=quiet) as stages:
-        _, _, held, _ = presence_data(seed, subgraphs, stages, train=False)
-        stages.next(f"scoring {len(held)} examples")
-        scores = m.score_batch([(e.subgraph, e.scene, None) for e in held])
+    real_dir = real if real is not None else default_real_dir()
+    with Stages("evaluating presence", 4, quiet=quiet) as stages:
+        data = presence_data(seed, stages, real_dir=real_dir, train=False)
+        stages.next(f"scoring {len(data.heldout)} examples")
+        metrics = heldout_metrics(m, data.heldout)
         stages.done()
-    y = np.array([e.label for e in held])
-    kinds = np.array([e.kind for e in held])
-    report: dict[str, Any] = {}
-    for kind in ("object", "relation", "attribute"):
-        mask = kinds == kind
-        if mask.any():
-            report[kind] = {
-                "calibrated": _at(scores[mask], y[mask], m.thresholds.get(kind, 0.5)),
-                "paper_default": _at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
-            }
-    metrics = {
-        "heldout_by_type": report,
-        "heldout_examples": len(held),
-        "heldout_auc": round(_auc(scores, y), 4),
-    }
     if as_json:
-        print_json({"version": m.version, "thresholds": m.thresholds, "metrics": metrics})
+        print_json(
+            {
+                "version": m.version,
+                "thresholds": m.thresholds,
+                "heldout_images": data.summary["heldout_images"],
+                "metrics": metrics,
+            }
+        )
         return
     typer.echo(f"model {m.path} version {m.version} (sees graphs, not pixels)")
+    typer.echo(f"held-out real images: {json.dumps(data.summary['heldout_images'])}")
     _print_presence_table(metrics)
 
 

@@ -3,11 +3,12 @@ batch commands (docs/questions.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -16,6 +17,9 @@ from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
 from covr.questions.errors import QuestionError
 from covr.questions.example import Example
 from covr.scene.model import SceneGraph
+
+if TYPE_CHECKING:
+    from covr.questions.generate import GenerationOptions
 
 
 def _read_files(gqa: list[Path], vg: list[Path], split: str) -> list[SceneGraph]:
@@ -109,6 +113,20 @@ def generate(
         "the reviewed word lists over scene graphs held in RAM; needed for --gqa/--vg).",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    per_template: int | None = typer.Option(
+        None,
+        "--per-template",
+        min=1,
+        help="Keep about N examples of each form (a text's two answers stay together) and "
+        "stop filling a form once it has them; the run ends when every form is full. For a "
+        "balanced release: covr balance --per-template N afterwards.",
+    ),
+    single_answers: bool = typer.Option(
+        False,
+        "--single-answers",
+        help="Also keep texts for which no second image set with another answer was found "
+        "(default: every text comes with two answers).",
+    ),
 ) -> None:
     """Generate questions with programs and executed answers for source images of a split.
 
@@ -118,17 +136,13 @@ def generate(
     store's scene graphs or dataset files (--gqa/--vg, no store). Prints a summary (examples, per
     template, two-answer share) to stderr.
     """
-    from covr.questions.generate import GenerationOptions, check_images
+    from covr.questions.generate import check_images
     from covr.related.memory import InMemoryRelated
 
     settings = load_settings()
     if images is not None and image:
         fail("--images and --image exclude each other", EXIT_BAD_INPUT)
-    names = tuple(t.strip() for t in templates.split(",") if t.strip())
-    try:
-        options = GenerationOptions.from_settings(settings, split=split, seed=seed, templates=names)
-    except (QuestionError, ValueError) as exc:
-        fail(str(exc), EXIT_BAD_INPUT)
+    options = generation_options(split, seed, templates, per_template, single_answers)
     if lookup not in ("memory", "store"):
         fail("--lookup must be memory or store", EXIT_BAD_INPUT)
     if lookup == "store":
@@ -157,6 +171,24 @@ def generate(
     _write_generated(provider, options, ids, workers or settings.questions_workers, out, quiet)
 
 
+def generation_options(
+    split: str, seed: int, templates: str, per_template: int | None, single_answers: bool
+) -> GenerationOptions:
+    """The options of ``covr generate``'s arguments (also on Ray: ``covr.cli.scale``)."""
+    from covr.questions.generate import GenerationOptions
+
+    names = tuple(t.strip() for t in templates.split(",") if t.strip())
+    try:
+        options = GenerationOptions.from_settings(
+            load_settings(), split=split, seed=seed, templates=names
+        )
+        return dataclasses.replace(
+            options, per_template=per_template, pairs_only=not single_answers
+        )
+    except (QuestionError, ValueError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+
+
 def _write_generated(
     provider: Any, options: Any, ids: list[str], workers: int, out: Path, quiet: bool
 ) -> None:
@@ -166,10 +198,15 @@ def _write_generated(
     from covr.cli.progress import progress_bar
     from covr.questions.export import write_jsonl
     from covr.questions.generate import iter_examples as run
+    from covr.questions.generate import spread_over
+    from covr.questions.quota import FormQuota
+    from covr.questions.templates import select_templates
 
     per_template: dict[str, int] = {}
     answers: dict[str, set[str]] = {}
     dropped: Counter[str] = Counter()
+    options = spread_over(options, len(ids))
+    quota = FormQuota(options.per_template)
 
     def counted(items: Iterator[Example]) -> Iterator[Example]:
         for ex in items:
@@ -187,16 +224,28 @@ def _write_generated(
                 workers=workers,
                 progress=lambda k: progress.advance(task, k),
                 dropped=dropped,
+                quota=quota,
             )
             n = write_jsonl(counted(examples), out)
-            write_dropped(out, dropped)
+            forms = [t.name for t in select_templates(options.templates)]
+            report = quota.report(forms, dropped)
+            write_dropped(out, dropped, report)
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
     share = sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
     typer.echo(f"texts with two answers: {share:.1%} of {len(answers)}", err=True)
-    for name, k in sorted(per_template.items()):
-        typer.echo(f"  {name:28s} {k}", err=True)
+    print_form_report(report)
+
+
+def print_form_report(report: Mapping[str, Any]) -> None:
+    """Per form (stderr): examples made, wanted, and the main reasons candidates were dropped."""
+    typer.echo(f"  {'form':28s} {'made':>6s} {'wanted':>6s}  main drop reasons", err=True)
+    for name, row in sorted(report.items()):
+        wanted = "-" if row["wanted"] is None else str(row["wanted"])
+        reasons = sorted(row["dropped"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        why = ", ".join(f"{reason} {k}" for reason, k in reasons)
+        typer.echo(f"  {name:28s} {row['made']:6d} {wanted:>6s}  {why}", err=True)
 
 
 def _generate_from_store(
@@ -324,9 +373,18 @@ def balance(
     ),
     by: str = typer.Option("template", "--by", help="template (19 forms) or paper_template (15)."),
     seed: int = typer.Option(0, "--seed", help="Tie-breaking seed."),
+    max_image_share: float | None = typer.Option(
+        None,
+        "--max-image-share",
+        help="No image in more than this share of the balanced examples (0 < share <= 1); "
+        "default: no cap, and a warning when the most-shown image is in more than 5 %.",
+    ),
 ) -> None:
     """De-duplicate and balance: equal count per template; two-answer questions
-    first, then the least-seen answer and subgraph structure."""
+    first, then the least-seen answer and subgraph structure; no image over --max-image-share."""
+    from collections import Counter
+
+    from covr.questions.balance import IMAGE_SHARE_GOAL
     from covr.questions.balance import balance as run
     from covr.questions.export import read_jsonl, write_jsonl
 
@@ -334,11 +392,23 @@ def balance(
         fail("--by must be template or paper_template", EXIT_BAD_INPUT)
     try:
         examples = list(read_jsonl(src))
-        result = run(examples, per_template=per_template, seed=seed, key=by)
+        result = run(
+            examples, per_template=per_template, seed=seed, key=by, max_image_share=max_image_share
+        )
     except QuestionError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     n = write_jsonl(result, dst)
     typer.echo(f"{len(examples)} -> {n} examples -> {dst}", err=True)
+    shown = Counter(i for ex in result for i in set(ex["scenes"]))
+    if shown and max_image_share is None:
+        image, count = shown.most_common(1)[0]
+        if count > IMAGE_SHARE_GOAL * n:
+            typer.echo(
+                f"warning: {image} is in {count / n:.1%} of the balanced examples (goal: at most "
+                f"{IMAGE_SHARE_GOAL:.0%}); --max-image-share {IMAGE_SHARE_GOAL} caps every "
+                "image, at the price of the examples that need it",
+                err=True,
+            )
 
 
 EXPORT_FORMATS = ("jsonl", "parquet", "covr")
@@ -393,11 +463,18 @@ def dropped_path(examples: Path) -> Path:
     return examples.with_name(examples.name + ".dropped.json")
 
 
-def write_dropped(examples: Path, dropped: Mapping[str, int]) -> None:
+def write_dropped(
+    examples: Path, dropped: Mapping[str, int], forms: Mapping[str, Any] | None = None
+) -> None:
     """Why candidates were not emitted (no distractor, a co-referring name, an execution
-    failure, a repeat), next to the examples: a file alone cannot say what it lacks."""
-    text = json.dumps({"dropped": dict(sorted(dropped.items()))}, indent=1)
-    dropped_path(examples).write_text(text + "\n")
+    failure, a repeat, no second answer), next to the examples: a file alone cannot say what it
+    lacks. ``dropped``: the totals per reason (``form/reason`` keys are per form); ``forms``:
+    per form, examples wanted, made and why dropped (:meth:`FormQuota.report`)."""
+    totals = {k: n for k, n in sorted(dropped.items()) if "/" not in k}
+    record: dict[str, Any] = {"dropped": totals}
+    if forms is not None:
+        record["forms"] = dict(forms)
+    dropped_path(examples).write_text(json.dumps(record, indent=1) + "\n")
 
 
 def stats(
@@ -417,7 +494,16 @@ def stats(
         fail(str(exc), EXIT_BAD_INPUT)
     table = table3(examples)
     if dropped_path(src).is_file():
-        table["dropped candidates"] = json.loads(dropped_path(src).read_text())["dropped"]
+        record = json.loads(dropped_path(src).read_text())
+        table["dropped candidates"] = record["dropped"]
+        if "forms" in record:  # per form: made / wanted, and the main reason candidates dropped
+            table["per form (made / wanted: main drop reason)"] = {
+                name: f"{row['made']} / {row['wanted'] or '-'}: "
+                + ", ".join(
+                    f"{r} {k}" for r, k in sorted(row["dropped"].items(), key=lambda kv: -kv[1])[:2]
+                )
+                for name, row in sorted(record["forms"].items())
+            }
     if as_json:
         print_json(table)
     else:

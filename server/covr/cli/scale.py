@@ -114,23 +114,23 @@ def with_ray(command: Callable[..., None]) -> Callable[..., None]:
 
 def _options(kwargs: dict[str, Any]) -> GenerationOptions:
     """The generation options of ``covr generate``'s arguments (as the command builds them)."""
-    from covr.questions.errors import QuestionError
-    from covr.questions.generate import GenerationOptions
+    from covr.cli.questions import generation_options
 
-    names = tuple(t.strip() for t in kwargs["templates"].split(",") if t.strip())
-    try:
-        return GenerationOptions.from_settings(
-            load_settings(), split=kwargs["split"], seed=kwargs["seed"], templates=names
-        )
-    except (QuestionError, ValueError) as exc:
-        fail(str(exc), EXIT_BAD_INPUT)
+    return generation_options(
+        kwargs["split"],
+        kwargs["seed"],
+        kwargs["templates"],
+        kwargs["per_template"],
+        kwargs["single_answers"],
+    )
 
 
 def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, resume: bool) -> None:
     """``covr generate --ray ADDRESS`` (``kwargs``: the command's other arguments): shards on
     Ray, parts under ``OUT.parts/``, merged into ``OUT`` (the same bytes as without ``--ray``)
     with ``OUT.dropped.json`` beside it."""
-    from covr.cli.questions import write_dropped
+    from covr.cli.questions import print_form_report, write_dropped
+    from covr.questions.generate import spread_over
     from covr.scale.cluster import ShardFailed
     from covr.scale.errors import ScaleError
     from covr.scale.generate import Run
@@ -151,6 +151,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
     out: Path = kwargs["out"]
     with store_session() as store:
         ids = source_ids(store, options, kwargs["images"], kwargs["image"])
+        options = spread_over(options, len(ids))
         run = Run(
             settings,
             options,
@@ -167,7 +168,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
             fail(str(exc), EXIT_BAD_INPUT)
         except ShardFailed as exc:
             fail(str(exc))
-    write_dropped(out, outcome.dropped)
+    write_dropped(out, outcome.dropped, outcome.forms)
     nodes = ", ".join(f"{node[:8]}: {k}" for node, k in sorted(outcome.per_node.items()))
     typer.echo(f"{outcome.written} examples from {len(ids)} images -> {out}", err=True)
     typer.echo(
@@ -175,6 +176,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
         f"parts in {outcome.parts} (kept for --resume)",
         err=True,
     )
+    print_form_report(outcome.forms)
 
 
 def distractors(

@@ -1,4 +1,4 @@
-"""``covr split ...``, ``covr properties``, ``covr easiness`` and ``covr evaluate``.
+"""``covr split ...``, ``covr properties``, ``covr easiness``, ``covr baselines`` and ``covr evaluate``.
 
 Everything here works on example files (the question engine's JSONL) and writes split
 directories (``train.txt``, ``test.txt``, ``iid_test.txt``, ``manifest.json``); only ``split hop
@@ -483,8 +483,20 @@ def evaluate(
     easiness_file: Path | None = typer.Option(
         None, "--easiness", help="Output of 'covr easiness --output' for the AUC."
     ),
-    text_accuracy: float | None = typer.Option(None, help="Accuracy of the text-only baseline."),
-    iid_size_accuracy: float | None = typer.Option(None, help="Accuracy of the iid-size model."),
+    text_accuracy: float | None = typer.Option(
+        None,
+        help="Accuracy of a text-only model for the generalization score (default: the "
+        "text-only baseline of 'covr baselines', fitted on the training examples).",
+    ),
+    iid_size_accuracy: float | None = typer.Option(
+        None, help="Accuracy of the iid-size model (with it: the generalization score)."
+    ),
+    measure_text: bool = typer.Option(
+        True,
+        "--measure-text/--no-measure-text",
+        help="Without --text-accuracy, fit the text-only baseline on the training examples and "
+        "report its accuracy (baselines.text_only).",
+    ),
     lexical: bool = typer.Option(False, help="Also report LEXICAL-* properties."),
     seed: int = typer.Option(0, help="Seed of MAJTEMPL's pick between two options."),
     output: Path | None = typer.Option(None, "--output", help="Also write the report here (JSON)."),
@@ -492,14 +504,22 @@ def evaluate(
         None, "--plots", help="Write PNG bar charts of accuracy per template and property here."
     ),
 ) -> None:
-    """Accuracy per template and property, MAJ/MAJTEMPL, gen. score, systematicity gap, AUC."""
+    """Accuracy per template and property, MAJ/MAJTEMPL/text-only baselines, generalization
+    score, systematicity gap, AUC. Without --text-accuracy the generalization score uses the
+    measured text-only baseline (generalization_inputs.text_accuracy_source: measured)."""
     from covr.splits.builders import SplitError, read_manifest
     from covr.splits.evaluate import evaluate as run_evaluation
     from covr.splits.evaluate import read_predictions, read_scores, split_sets, write_plots
     from covr.splits.examples import atomic_write_text, read_examples
 
-    if (text_accuracy is None) != (iid_size_accuracy is None):
-        fail("give both --text-accuracy and --iid-size-accuracy, or neither", EXIT_BAD_INPUT)
+    if text_accuracy is not None and iid_size_accuracy is None:
+        fail(
+            "--text-accuracy needs --iid-size-accuracy: give both, or --iid-size-accuracy alone "
+            "to use the measured text-only accuracy",
+            EXIT_BAD_INPUT,
+        )
+    if iid_size_accuracy is not None and text_accuracy is None and not measure_text:
+        fail("--no-measure-text needs --text-accuracy with --iid-size-accuracy", EXIT_BAD_INPUT)
     with _bad_input():
         gold_data = read_examples(gold, require_provenance=False)
         preds = read_predictions(predictions)
@@ -518,6 +538,7 @@ def evaluate(
             iid_size_accuracy=iid_size_accuracy,
             lexical=lexical,
             seed=seed,
+            measure_text=measure_text,
         )
     report["gold"] = str(gold)
     if split is not None:
@@ -536,4 +557,6 @@ from covr.cli.split_correlate import correlate_cmd  # noqa: E402  (own module: s
 
 app.command("correlate")(correlate_cmd)
 
-__all__ = ["app", "easiness", "evaluate", "properties"]
+from covr.cli.split_baselines import baselines  # noqa: E402  (own module: size limit)
+
+__all__ = ["app", "baselines", "easiness", "evaluate", "properties"]

@@ -39,9 +39,9 @@ PRESENCE_GRAPH_INPUT = "graph_features"
 PRESENCE_IMAGE_INPUT = "image_features"
 PRESENCE_OUTPUT = "present_probability"
 IMAGE_FEATURES = 32
-PRESENCE_FEATURES_VERSION = 1
+PRESENCE_FEATURES_VERSION = 2
 PAPER_THRESHOLDS = {"object": 0.05, "relation": 0.1, "attribute": 0.5}
-GRAPH_FEATURE_NAMES = (
+GRAPH_FEATURE_NAMES_V1 = (
     "has_second_object",
     "has_relation",
     "has_attribute",
@@ -78,6 +78,27 @@ GRAPH_FEATURE_NAMES = (
     "log_freq_rel",
     "a_b_pair_seen",
 )
+"""Version 1's layout (the synthetic-trained model of 22-26 Nov): version 2 appends to it, so a
+version-1 file still loads and reads the first columns (``covr models eval presence --model``
+compares the two on the same images)."""
+PART_FEATURE_NAMES = (
+    "cond_a_max",
+    "cond_b_max",
+    "class_cond_a_max",
+    "class_cond_b_max",
+    "a_is_body_part",
+    "b_is_body_part",
+    "scene_has_person",
+    "scene_has_animal",
+)
+"""Version 2 (issue 37): part-whole and co-occurrence knowledge. ``cond_*``: the largest
+P(noun in image | another noun of the scene) of the training graphs; ``class_cond_*``: the same
+given a WordNet class (lexicographer file of the first noun sense: person, animal, body, ...)
+of the scene's other nouns, so that "a person implies a hand" carries over to person words the
+training images never paired with a hand; then the noun's own class (body part) and whether the
+scene shows a person or an animal."""
+GRAPH_FEATURE_NAMES = GRAPH_FEATURE_NAMES_V1 + PART_FEATURE_NAMES
+FEATURE_LAYOUTS = {1: GRAPH_FEATURE_NAMES_V1, 2: GRAPH_FEATURE_NAMES}
 
 
 def is_simple(g: Subgraph) -> bool:
@@ -173,6 +194,20 @@ class CoStats:
         self.subj_rel: dict[str, int] = dict(data.get("subj_rel", {}))
         self.rel_obj: dict[str, int] = dict(data.get("rel_obj", {}))
         self.cooc: dict[str, int] = dict(data.get("cooc", {}))
+        self.noun_class: dict[str, str] = {
+            noun: cls for cls, nouns in data.get("classes", {}).items() for noun in nouns
+        }
+        self.cls: dict[str, int] = dict(data.get("class", {}))
+        self.class_noun: dict[str, int] = dict(data.get("class_noun", {}))
+
+    def cond(self, a: str, c: str) -> float:
+        """P(``a`` in an image | ``c`` in it), smoothed towards 0 for rare ``c``."""
+        key = f"{a}|{c}" if a < c else f"{c}|{a}"
+        return (self.cooc.get(key, 0) + 0.1) / (self.noun.get(c, 0) + 1.0)
+
+    def class_cond(self, a: str, cls: str) -> float:
+        """P(``a`` in an image | another noun of class ``cls`` in it)."""
+        return (self.class_noun.get(f"{cls}|{a}", 0) + 0.1) / (self.cls.get(cls, 0) + 1.0)
 
     def pmi(self, a: str, c: str) -> float:
         key = f"{a}|{c}" if a < c else f"{c}|{a}"
@@ -181,8 +216,16 @@ class CoStats:
         return math.log((both + 0.5) * self.images / ((na + 1.0) * (nc + 1.0)))
 
 
-def collect_stats(scenes: Sequence[SceneGraph], *, min_count: int = 2) -> dict[str, Any]:
-    """The counts :class:`CoStats` reads, pruned to keys seen ``min_count`` times."""
+def collect_stats(
+    scenes: Sequence[SceneGraph],
+    *,
+    min_count: int = 2,
+    classes: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The counts :class:`CoStats` reads, pruned to keys seen ``min_count`` times; with
+    ``classes`` (normalized noun -> WordNet class) also the class table and, per image, which
+    nouns appear beside another noun of each class (``class``, ``class_noun``)."""
+    classes = dict(classes or {})
     c: dict[str, Counter[str]] = {
         k: Counter()
         for k in (
@@ -196,6 +239,8 @@ def collect_stats(scenes: Sequence[SceneGraph], *, min_count: int = 2) -> dict[s
             "subj_rel",
             "rel_obj",
             "cooc",
+            "class",
+            "class_noun",
         )
     }
     for scene in scenes:
@@ -217,10 +262,23 @@ def collect_stats(scenes: Sequence[SceneGraph], *, min_count: int = 2) -> dict[s
         for i, a in enumerate(distinct):
             for b in distinct[i + 1 :]:
                 c["cooc"][f"{a}|{b}"] += 1
+        if classes:
+            present = Counter(classes[n] for n in distinct if n in classes)
+            c["class"].update(present.keys())
+            for a in distinct:
+                own = classes.get(a)
+                c["class_noun"].update(f"{k}|{a}" for k, n in present.items() if k != own or n > 1)
     out: dict[str, Any] = {"images": len(scenes)}
     for key, counter in c.items():
-        floor = 1 if key in ("noun", "attr", "rel", "noun_obj") else min_count
+        if key in ("class", "class_noun") and not classes:
+            continue
+        floor = 1 if key in ("noun", "attr", "rel", "noun_obj", "class") else min_count
         out[key] = {k: v for k, v in sorted(counter.items()) if v >= floor}
+    if classes:
+        by_class: dict[str, list[str]] = {}
+        for noun, cls in sorted(classes.items()):
+            by_class.setdefault(cls, []).append(noun)
+        out["classes"] = by_class
     return out
 
 
@@ -316,6 +374,35 @@ class PresenceFeaturizer:
             _log(st.attr.get(p.attribute, 0)) if p.attribute else 0.0,
             _log(st.rel.get(p.relation, 0)) if p.relation else 0.0,
             float(p.b is not None and st.pair.get(f"{p.a}|{p.b}", 0) > 0),
+            *self._part_whole(p, scene_nouns),
+        ]
+
+    def _part_whole(self, p: SimpleParts, scene_nouns: Sequence[str]) -> list[float]:
+        """PART_FEATURE_NAMES: what the scene's other nouns and their classes say about the
+        subgraph's nouns (a person implies hair and hands, an animal legs and a neck)."""
+        st = self.stats
+        klass = st.noun_class
+        scene_classes = [klass.get(c, "") for c in scene_nouns]
+
+        def cond(x: str | None) -> tuple[float, float]:
+            if x is None:
+                return 0.0, 0.0
+            by_noun = max((st.cond(x, c) for c in scene_nouns if c != x), default=0.0)
+            kinds = {k for c, k in zip(scene_nouns, scene_classes, strict=True) if k and c != x}
+            by_class = max((st.class_cond(x, k) for k in kinds), default=0.0)
+            return by_noun, by_class
+
+        cond_a, class_a = cond(p.a)
+        cond_b, class_b = cond(p.b)
+        return [
+            cond_a,
+            cond_b,
+            class_a,
+            class_b,
+            float(klass.get(p.a) == "body"),
+            float(p.b is not None and klass.get(p.b) == "body"),
+            float("person" in scene_classes),
+            float("animal" in scene_classes),
         ]
 
     def _attribute_counts(
@@ -502,11 +589,11 @@ class PresenceModel:
         if meta.get("model_name") != "covr-presence":
             raise ModelResourceError(f"{path} is not a presence model")
         spec = head.json_meta("features")
-        if (
-            spec.get("version") != PRESENCE_FEATURES_VERSION
-            or tuple(spec.get("names", ())) != GRAPH_FEATURE_NAMES
-        ):
+        layout = FEATURE_LAYOUTS.get(spec.get("version", 0))
+        if layout is None or tuple(spec.get("names", ())) != layout:
             raise ModelResourceError(f"{path}: feature layout differs from this code's; retrain")
+        self.feature_count = len(layout)
+        """Columns of :data:`GRAPH_FEATURE_NAMES` the file reads (35 for a version-1 file)."""
         self.path = path
         self.metadata = meta
         self.version = meta.get("version", "")
@@ -541,6 +628,8 @@ class PresenceModel:
                     f"must be {self.image_width} finite numbers, got shape {arr.shape}",
                 )
             image[i] = arr
+        if self.feature_count < graph.shape[1]:
+            graph = np.ascontiguousarray(graph[:, : self.feature_count])
         return self.run(graph, image)
 
     def likely_present(

@@ -16,11 +16,22 @@ size of the smallest template group, which makes template counts equal, but at l
 the bundled GQA sample through the store lookup, where one form had a single example: 0 % of
 the balanced texts had two answers). A text with two answers that does not fit whole keeps
 one example per answer (its two answers) when that fits, instead of being cut to one example.
+
+**Image spread** (issue 36 item 1): with ``max_image_share`` no image may be shown in more than
+that share of the balanced examples (``covr balance`` warns when the most-shown image is over
+5 % and leaves the cap to the user: on 100 real GQA images a few images with many objects are
+the only distractors of most single-noun subgraphs, and a 5 % cap kept 20 of 547 examples). The cap is that share of the planned output (the sum of every
+group's target); an example (or a text's examples, taken whole) that would show an image past
+it is passed over, in the same seeded order. Why here and not (only) at generation: what an
+image may be shown in is a property of the whole dataset, and this is the one step that sees the
+whole dataset at once, so the choice is deterministic whatever workers or Ray shards made the
+input. Generation spreads images per source image already (``ImageGenerator._least_shown``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +39,12 @@ from typing import Any
 
 from covr.questions.errors import QuestionError
 from covr.questions.example import ExampleRecord
+
+IMAGE_SHARE_GOAL = 0.05
+"""No image should be in more than 5 % of a release's examples (issue 36); ``covr balance``
+warns above it and ``--max-image-share`` enforces a share."""
+MIN_IMAGE_CAP = 2
+"""The cap never goes below this: a tiny release (the bundled samples) keeps its pairs."""
 
 
 def dedupe(examples: Iterable[ExampleRecord]) -> list[ExampleRecord]:
@@ -51,8 +68,29 @@ def _structure(ex: ExampleRecord) -> tuple[int, ...]:
     return tuple(int(x) for x in raw)
 
 
+class ImageCap:
+    """How often each image has been kept, against one cap (``None``: no cap)."""
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self.shown: Counter[str] = Counter()
+
+    def fits(self, examples: Sequence[ExampleRecord]) -> bool:
+        if self.cap is None:
+            return True
+        adding = Counter(i for ex in examples for i in set(ex["scenes"]))
+        return all(self.shown[i] + k <= self.cap for i, k in adding.items())
+
+    def keep(self, examples: Sequence[ExampleRecord]) -> None:
+        self.shown.update(i for ex in examples for i in set(ex["scenes"]))
+
+
 def _take_balanced(
-    pool: list[ExampleRecord], room: int, chosen: list[ExampleRecord], rng: random.Random
+    pool: list[ExampleRecord],
+    room: int,
+    chosen: list[ExampleRecord],
+    rng: random.Random,
+    images: ImageCap,
 ) -> None:
     """The answer/structure loop of App. C over ``pool`` (in place into ``chosen``)."""
     answers = Counter(_answer_key(e["answer"]) for e in chosen)
@@ -79,6 +117,9 @@ def _take_balanced(
             del by_structure[shape]
         if not by_structure:
             del buckets[answer]
+        if not images.fits([ex]):
+            continue
+        images.keep([ex])
         chosen.append(ex)
         answers[answer] += 1
         structures[shape] += 1
@@ -101,11 +142,14 @@ def balance(
     per_template: int | None = None,
     seed: int = 0,
     key: str = "template",
+    max_image_share: float | None = None,
 ) -> list[ExampleRecord]:
     """Balanced examples, grouped by ``key`` (``template`` or ``paper_template``) in first-seen
-    order; see the module docstring."""
+    order; see the module docstring. ``max_image_share`` ``None``: no image cap."""
     if per_template is not None and per_template < 1:
         raise QuestionError("per_template must be >= 1")
+    if max_image_share is not None and not 0 < max_image_share <= 1:
+        raise QuestionError(f"max_image_share must be in (0, 1], got {max_image_share}")
     groups: dict[str, list[ExampleRecord]] = {}
     for ex in dedupe(examples):
         fields: Mapping[str, Any] = ex  # ``key`` is the caller's field name
@@ -117,6 +161,34 @@ def balance(
     target = (
         per_template if per_template is not None else max(2, min(len(g) for g in groups.values()))
     )
+    planned = sum(min(target, len(g)) for g in groups.values())
+    if max_image_share is None:
+        return _balanced(groups, target, seed, ImageCap(None))
+
+    # The cap is a share of the output, and a lower cap keeps fewer examples: the largest cap
+    # whose output holds it is found by bisection (the output grows with the cap).
+    def within(cap: int) -> list[ExampleRecord] | None:
+        kept = _balanced(groups, target, seed, ImageCap(cap))
+        return kept if cap <= max(MIN_IMAGE_CAP, max_image_share * len(kept)) else None
+
+    low, high = MIN_IMAGE_CAP, max(MIN_IMAGE_CAP, math.floor(max_image_share * planned))
+    best = within(low)
+    if best is None:  # even the smallest cap is over the share of what it keeps: keep that
+        return _balanced(groups, target, seed, ImageCap(low))
+    while low < high:
+        middle = (low + high + 1) // 2
+        found = within(middle)
+        if found is None:
+            high = middle - 1
+        else:
+            low, best = middle, found
+    return best
+
+
+def _balanced(
+    groups: Mapping[str, list[ExampleRecord]], target: int, seed: int, images: ImageCap
+) -> list[ExampleRecord]:
+    """One pass of the per-group selection (the module text) under one image cap."""
     out: list[ExampleRecord] = []
     for name, group in groups.items():
         rng = random.Random(f"{seed}:{name}")
@@ -136,10 +208,16 @@ def balance(
             items = by_text[text]
             if len(chosen) + len(items) > target:
                 pair = _one_per_answer(items, target - len(chosen))
+                if pair and not images.fits(pair):
+                    pair = []
+                images.keep(pair)
                 chosen.extend(pair)
                 left.extend(e for e in items if not any(e is p for p in pair))
                 continue
+            if not images.fits(items):
+                continue  # a text is kept whole or not at all (its answers stay together)
+            images.keep(items)
             chosen.extend(items)
-        _take_balanced(rest + left, target - len(chosen), chosen, rng)
+        _take_balanced(rest + left, target - len(chosen), chosen, rng, images)
         out.extend(chosen)
     return out

@@ -73,3 +73,68 @@ def is_degenerate(program: Sequence[Mapping[str, Any]]) -> bool:
         options = [a for a in json.loads(_arguments(program[last])) if isinstance(a, str)]
         return len(options) == 2 and options[0] == options[1]
     return False
+
+
+IMAGE_LISTS = frozenset({"unique_images"})
+"""A ``count`` over one of these counts images: at most the number of images shown."""
+IMAGE_GROUPS = frozenset(
+    {"keep_if_values_count_eq", "keep_if_values_count_geq", "keep_if_values_count_leq"}
+)
+"""A ``count`` over one of these (images kept by how many objects they hold) counts images too."""
+_COMPARE = {
+    "eq": lambda k, n: k == n,
+    "geq": lambda k, n: k >= n,
+    "leq": lambda k, n: k <= n,
+    "gt": lambda k, n: k > n,
+    "lt": lambda k, n: k < n,
+}
+
+
+def _image_count(program: Sequence[Mapping[str, Any]], i: int) -> str | None:
+    """``"images"`` when step ``i`` counts the images holding a referent (``unique_images``),
+    ``"groups"`` when it counts images kept by their object count, else ``None``."""
+    if str(program[i]["operation"]) != "count":
+        return None
+    deps = _deps(program, i)
+    if len(deps) != 1:
+        return None
+    below = str(program[deps[0]]["operation"])
+    if below in IMAGE_LISTS:
+        return "images"
+    return "groups" if below in IMAGE_GROUPS else None
+
+
+def follows_from_image_count(
+    program: Sequence[Mapping[str, Any]], images: int, answer: Any
+) -> bool:
+    """Whether the answer follows from how many images are shown (issue 36 item 4).
+
+    A model that counts the images, and reads nothing in them, would answer these:
+
+    - a count of images whose answer is every image shown ("How many images contain at most 1
+      X?" -> the number of images: 90 % of that form's examples on real GQA before the rule);
+    - a comparison of a count of images with a number whose result is the same for every count
+      the images allow. A count of the images holding the referent is at most ``images - 1``:
+      every example shows a distractor, an image without the subgraph (paper §3), so "There are
+      exactly N images with X" with N the number shown is always false. A count of images kept
+      by their number of objects can reach ``images`` (an image without X holds "at most K").
+
+    The rule per form is in docs/questions.md ("Answers that follow from the image count").
+    """
+    if not program:
+        return False
+    last = len(program) - 1
+    kind = _image_count(program, last)
+    if kind is not None:
+        return isinstance(answer, int) and not isinstance(answer, bool) and answer == images
+    compare = _COMPARE.get(str(program[last]["operation"]))
+    deps = _deps(program, last)
+    arguments = program[last].get("arguments") or []
+    if compare is None or len(deps) != 1 or len(arguments) != 1:
+        return False
+    number = arguments[0]
+    kind = _image_count(program, deps[0])
+    if kind is None or isinstance(number, bool) or not isinstance(number, int):
+        return False
+    top = images - 1 if kind == "images" else images
+    return len({compare(k, number) for k in range(top + 1)}) == 1

@@ -12,10 +12,12 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from covr.questions.degeneracy import follows_from_image_count
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
 from covr.questions.names import holds_coreferent, queried_names
@@ -25,14 +27,18 @@ from covr.questions.signature_rules import rule_holds, signature_order
 from covr.questions.slots import Instance, Related, instantiate
 from covr.questions.templates import Template
 from covr.questions.world import AttributeTypes, PartsCache, World
-from covr.related.api import RelatedProvider, contains, stable_seed
+from covr.related.api import RelatedImage, RelatedProvider, contains, stable_seed
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 
 if TYPE_CHECKING:
     from covr.questions.generate import GenerationOptions
 
-GENERATOR_VERSION = "covr-questions/1"
+GENERATOR_VERSION = "covr-questions/2"
+"""Bumped when the same seed draws other examples: /2 seeds each form's draws and each
+subgraph's lookup apart, keeps only texts with two answers and drops image-count shortcuts."""
+MAX_LOOKUP_SEED = 2**63 - 1
+"""Lookup seeds stay within the service's seed range (0 .. 2^63-1)."""
 
 
 class ImageGenerator:
@@ -49,8 +55,20 @@ class ImageGenerator:
         self.options = options
         self.templates = templates
         self.types = attribute_types
+        self.by_form: dict[str, Counter[str]] = {}
+        """Why candidate examples were dropped, per form (execution failures, ``degenerate``,
+        ``no-second-answer``...): what ``covr generate`` reports per template."""
         self.failures: Counter[str] = Counter()
-        """Why candidate examples were dropped (execution failures, ``degenerate``, ...)."""
+        """The counter of the form being filled (one of :attr:`by_form`)."""
+        self.made: Counter[str] = Counter()
+        """Examples of each form this source image gave (``options.per_source``)."""
+        self.shown: Counter[str] = Counter()
+        """How many of this source image's examples showed each image (spreads image use)."""
+        self.full_forms: Callable[[], AbstractSet[str]] = frozenset
+        """Forms the driver needs no more examples of (``--per-template``): they are not filled
+        and a subgraph that only they could use is not looked up. The driver only ever adds to
+        it, for forms filled by source images before this one, so skipping them changes no
+        example this image keeps (each form draws from a stream of its own)."""
         self.parts = PartsCache()
         self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
         self._names: dict[str, frozenset[str]] = {}
@@ -71,11 +89,14 @@ class ImageGenerator:
         cap = self.options.subgraphs_per_image
         if cap is not None and len(subgraphs) > cap:
             subgraphs = sorted(rng.sample(subgraphs, cap), key=lambda s: s.key)
-        seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        seen: set[tuple[str, str, frozenset[str]]] = set()
         for g in subgraphs:
+            forms = self._forms(g)
+            if not forms:
+                continue
             related = self._related(image_id, g)
             self._allowed_cache.clear()
-            yield from self._distinct(related, self._subgraph_rng(image_id, g), seen)
+            yield from self._distinct(related, forms, seen)
 
     def run_subgraph(self, image_id: str, g: Subgraph) -> Iterator[Example]:
         """Examples about ``g`` alone, with ``image_id`` (an image containing ``g``) as the source
@@ -86,38 +107,71 @@ class ImageGenerator:
             raise GenerationError("image", f"unknown image {image_id!r}") from None
         if not contains(scene, g):
             raise GenerationError("image", f"image {image_id!r} does not contain {g.key!r}")
+        forms = self._forms(g)
+        if not forms:
+            return
         related = self._related(image_id, g)
-        yield from self._distinct(related, self._subgraph_rng(image_id, g), set())
+        yield from self._distinct(related, forms, set())
 
-    def _subgraph_rng(self, image_id: str, g: Subgraph) -> random.Random:
-        """The draws of one subgraph's examples: a stream of its own (seeded with the image and
-        the subgraph's key), the same on the image path and in :meth:`run_subgraph`. Why not
-        the image's stream: a subgraph without distractor images is then skipped without
-        changing what the next subgraph draws (:meth:`_distinct`)."""
-        return random.Random(stable_seed(self.options.seed, image_id, "subgraph", g.key))
+    def _forms(self, g: Subgraph) -> list[Template]:
+        """The forms that can use ``g`` and are still wanted (none: ``g`` is not looked up)."""
+        full = self.full_forms()
+        cap = self.options.per_source
+        return [
+            t
+            for t in self.templates
+            if t.name not in full
+            and (cap is None or self.made[t.name] < cap)
+            and self._subgraph_ok(t, g)
+        ]
+
+    def _form_rng(self, image_id: str, g: Subgraph, template: Template) -> random.Random:
+        """The draws of one form's examples about one subgraph: a stream of its own (seeded with
+        the image, the subgraph's key and the form), the same on the image path and in
+        :meth:`run_subgraph`. Why so fine: a subgraph without distractor images, or a form the
+        driver no longer wants (``--per-template``), is then skipped without changing what any
+        other subgraph or form draws."""
+        return random.Random(
+            stable_seed(self.options.seed, image_id, "subgraph", g.key, template.name)
+        )
+
+    def _form_failures(self, template: Template) -> Counter[str]:
+        counter = self.by_form.get(template.name)
+        if counter is None:
+            counter = self.by_form[template.name] = Counter()
+        return counter
 
     def _distinct(
-        self, related: Related, rng: random.Random, seen: set[tuple[str, str, tuple[str, ...]]]
+        self,
+        related: Related,
+        forms: Sequence[Template],
+        seen: set[tuple[str, str, frozenset[str]]],
     ) -> Iterator[Example]:
-        """Every template's examples for one subgraph, without repeating an example already
-        emitted for this image (same text, answer and images).
+        """Every wanted form's examples for one subgraph, without repeating an example already
+        emitted for this image (same text, answer and image *set*: the order in which images
+        are shown is not part of a question, issue 36 item 5).
 
         A subgraph without distractor images gives no example when every form must show one
         (``min_distractors``; paper §3): its templates are not filled at all. On the 100-image
         sample that is 1,941 of 2,387 subgraphs, whose fillings and image picks were 15 % of a
-        run's CPU; each is counted once per template as ``no-distractor``."""
+        run's CPU; each is counted once per form as ``no-distractor``."""
         if not related.distractors and self._needs_distractors:
-            self.failures["no-distractor"] += len(self.templates)
+            for template in forms:
+                self._form_failures(template)["no-distractor"] += 1
             return
-        for template in self.templates:
+        for template in forms:
+            self.failures = self._form_failures(template)
+            rng = self._form_rng(related.source, related.g, template)
             for example in self._examples(template, related, rng):
                 key = (
                     example["utterance"],
                     json.dumps(example["answer"]),
-                    tuple(example["scenes"]),
+                    frozenset(example["scenes"]),
                 )
                 if key not in seen:
                     seen.add(key)
+                    self.shown.update(example["scenes"])
+                    self.made[template.name] += 1
                     yield example
 
     def _related(self, image_id: str, g: Subgraph) -> Related:
@@ -128,12 +182,40 @@ class ImageGenerator:
             positives_limit=o.positives_limit + 1,
             max_distance=o.max_distance,
             per_signature=o.per_signature,
-            seed=o.seed,
+            seed=self._lookup_seed(g),
             positives_if_distractors=self._needs_distractors,
         )
-        others = [p for p in positives if p != image_id][: o.positives_limit]
+        others = [p for p in positives if p != image_id]
+        others = self._least_shown(others)[: o.positives_limit]
         distractors = [d for d in distractors if d.image_id != image_id]
-        return Related(image_id, g, others, distractors)
+        by_signature: dict[str, list[RelatedImage]] = {}
+        for d in distractors:
+            by_signature.setdefault(d.signature, []).append(d)
+        kept = {id(d) for group in by_signature.values() for d in self._least_shown_images(group)}
+        return Related(image_id, g, others, [d for d in distractors if id(d) in kept])
+
+    def _least_shown(self, images: list[str]) -> list[str]:
+        """``images`` with the ones this source image's examples showed least first (stable)."""
+        return sorted(images, key=lambda i: self.shown[i])
+
+    def _least_shown_images(self, group: list[RelatedImage]) -> list[RelatedImage]:
+        """The candidates of one edit signature that this source image's examples showed least
+        (issue 36 item 1: "prefer less-shown candidates among equals"). Images with many objects
+        are distractors for most subgraphs of an image, and on 100 real GQA images one was in
+        20 % of the examples; here each source image spreads its examples over the candidates
+        its lookups offer. Per source image, so the choice does not depend on workers or Ray
+        shards, and a share bounded per source image is bounded for the run."""
+        fewest = min(self.shown[d.image_id] for d in group)
+        return [d for d in group if self.shown[d.image_id] <= fewest]
+
+    def _lookup_seed(self, g: Subgraph) -> int:
+        """The seed of ``g``'s related-image lookup: the run's seed and ``g``'s key (issue 36
+        item 1). With the run's seed alone every subgraph with one edit signature walked the
+        candidates from the same start, and on 100 real GQA images one image was in 37 % of
+        the examples. Not the source image: the lookup of a subgraph many images share (a
+        single noun) is then cached once for the run, and each source image's own stream
+        still picks its images among the lookup's candidates."""
+        return stable_seed(self.options.seed, "related", g.key) & MAX_LOOKUP_SEED
 
     # -- one template --------------------------------------------------------------------------
 
@@ -167,11 +249,21 @@ class ImageGenerator:
             for images in chain(flips, main, swaps(instance, rel, found[0], rng, self._allowed)):
                 if frozenset(images) == frozenset(found[0]):
                     continue
+                if self.options.pairs_only and len(images) != len(found[0]):
+                    # a text's two answers over as many images each: then how many images are
+                    # shown says nothing about the answer (issue 36: with the two answers over
+                    # 2 and 5 images, an image-count baseline beat MAJTEMPL by 25 points)
+                    continue
                 answer = self._answer(instance, images, worlds)
                 if answer is not None and answer != found[1]:
                     return [example, self._example(instance, rel, images, answer)]
             if single is None:
                 single = example
+        if single is not None and self.options.pairs_only:
+            # a text with one answer teaches its answer from its words (paper App. C balances
+            # with both); forms that find no second image set are reported, not padded
+            self.failures["no-second-answer"] += 1
+            return []
         return [single] if single is not None else []
 
     def _image_sets(
@@ -245,6 +337,9 @@ class ImageGenerator:
             and answer > self.options.max_count_answer
         ):
             self.failures["count-above-max"] += 1
+            return None
+        if follows_from_image_count(instance.program, len(images), answer):
+            self.failures["count-shortcut"] += 1
             return None
         return answer
 
@@ -323,7 +418,8 @@ class ImageGenerator:
 
 def qid(example: Example) -> str:
     """A stable id from everything that makes an example distinct: split, template, program,
-    text, images and answer (issue 16 item 5).
+    text, the *set* of images and answer (issue 16 item 5; the set, since issue 36 item 5:
+    the same question over the same images shown in another order is the same example).
 
     Why the program: two subgraphs can render to the same words over the same images yet ask
     different things (the text hides a rel-mod or an attribute the program checks); without it
@@ -337,7 +433,7 @@ def qid(example: Example) -> str:
             example["template"],
             example["program"],
             example["utterance"],
-            example["scenes"],
+            sorted(example["scenes"]),
             example["answer"],
         ],
         ensure_ascii=False,

@@ -15,11 +15,13 @@ regenerate any example.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
@@ -27,6 +29,7 @@ from covr.collector import batch_collection
 from covr.questions.engine import GENERATOR_VERSION, ImageGenerator, qid
 from covr.questions.errors import GenerationError
 from covr.questions.example import Example
+from covr.questions.quota import FormQuota
 from covr.questions.templates import MAX_IMAGES, select_templates
 from covr.questions.world import AttributeTypes, default_attribute_types
 from covr.related.api import RelatedProvider, enumeration_options, stable_seed
@@ -72,6 +75,17 @@ class GenerationOptions:
     max_combos: int = 8
     max_count_answer: int = 5
     enumeration: EnumerationOptions = field(default_factory=EnumerationOptions)
+    per_template: int | None = None
+    """Keep about this many examples of each form and stop filling a form once it has them
+    (:mod:`covr.questions.quota`); ``None``: every example the images give."""
+    per_source: int | None = None
+    """At most about this many examples of each form from one source image (a pair may take it
+    one past), so that a ``per_template`` run takes its examples from many source images rather
+    than filling every form from the first few (:func:`spread_over`)."""
+    pairs_only: bool = False
+    """Keep a text only with two answers (two image sets, two answers: paper App. C); a text
+    with one is dropped as ``no-second-answer`` (issue 36 item 3). ``covr generate`` sets it
+    (a dataset); a question about one subgraph (GenerateQuestions) keeps a single answer."""
 
     @classmethod
     def from_settings(
@@ -110,12 +124,33 @@ class GenerationOptions:
             raise GenerationError("max_combos", "must be >= 1")
         if self.flip_attempts < 0:
             raise GenerationError("flip_attempts", "must be >= 0")
+        if self.per_template is not None and (
+            isinstance(self.per_template, bool) or self.per_template < 1
+        ):
+            raise GenerationError("per_template", f"must be >= 1, got {self.per_template!r}")
+        if self.per_source is not None and self.per_source < 1:
+            raise GenerationError("per_source", f"must be >= 1, got {self.per_source!r}")
         select_templates(self.templates)  # unknown names raise TemplateError
+
+
+def spread_over(options: GenerationOptions, sources: int) -> GenerationOptions:
+    """``options`` with ``per_source`` set for a ``per_template`` run over ``sources`` images:
+    each source image gives each form about twice its even share, a pair at least (issue 36:
+    with the quota alone the first source images in id order filled the common forms and were
+    shown in a fifth of the examples)."""
+    if options.per_template is None or options.per_source is not None or sources < 1:
+        return options
+    share = -(-options.per_template // sources)  # ceil
+    return dataclasses.replace(options, per_source=max(PAIR, 2 * share))
+
+
+PAIR = 2
+"""The two examples of one text."""
 
 
 # -- driver ------------------------------------------------------------------------------------
 
-_WORKER: tuple[RelatedProvider, GenerationOptions] | None = None
+_WORKER: tuple[RelatedProvider, GenerationOptions, Callable[[], frozenset[str]]] | None = None
 
 
 def _generator(
@@ -188,22 +223,34 @@ def iter_for_subgraph(
 
 def _work(image_id: str) -> tuple[list[Example], dict[str, int]]:
     assert _WORKER is not None
-    provider, options = _WORKER
+    provider, options, full = _WORKER
     dropped: Counter[str] = Counter()
-    return list(_image_examples(provider, options, image_id, dropped)), dict(dropped)
+    return list(image_examples(provider, options, image_id, dropped, full)), dict(dropped)
 
 
-def _image_examples(
+def image_examples(
     provider: RelatedProvider,
     options: GenerationOptions,
     image_id: str,
     dropped: Counter[str] | None,
+    full: Callable[[], AbstractSet[str]] = frozenset,
 ) -> Iterator[Example]:
-    """One image's examples; then its generator's drop reasons are added to ``dropped``."""
+    """One image's examples; then its generator's drop reasons are added to ``dropped``, each
+    as ``reason`` (the run's totals) and ``form/reason`` (per form). ``full``: the forms the
+    run no longer wants (:mod:`covr.questions.quota`)."""
     generator = _generator(provider, options, None)
+    generator.full_forms = full
     yield from generator.run(image_id)
     if dropped is not None:
-        dropped.update(generator.failures)
+        add_form_reasons(dropped, generator.by_form)
+
+
+def add_form_reasons(dropped: Counter[str], by_form: Mapping[str, Counter[str]]) -> None:
+    """Add per-form drop reasons to a run's counter: totals under ``reason``, and ``form/reason``."""
+    for form, reasons in by_form.items():
+        for reason, n in reasons.items():
+            dropped[reason] += n
+            dropped[f"{form}/{reason}"] += n
 
 
 def check_images(
@@ -233,22 +280,28 @@ def iter_examples(
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
     dropped: Counter[str] | None = None,
+    quota: FormQuota | None = None,
 ) -> Iterator[Example]:
     """Examples for the images in input order, each ``qid`` once: a repeat (the same question
     over the same images reached from another source image or subgraph) is dropped, so a raw
     output file feeds ``covr properties`` and every ``covr split`` builder (issue 16 item 5).
     ``workers > 1`` returns the same bytes as one worker. ``dropped`` (when given) receives how
-    many candidates were dropped and why (``covr generate`` writes it for ``covr stats``)."""
+    many candidates were dropped and why (``covr generate`` writes it for ``covr stats``).
+    ``options.per_template`` keeps about that many examples per form, in image order, and the
+    run ends when every form has them (``quota``, when given, is the one used: it holds the
+    per-form counts afterwards)."""
     seen: set[str] = set()
     drops: Counter[str] = dropped if dropped is not None else Counter()
+    quota = quota if quota is not None else FormQuota(options.per_template)
+    forms = [t.name for t in select_templates(options.templates)]
     with batch_collection():  # forked workers inherit it
-        stream = _iter_all(provider, options, image_ids, workers, progress, drops)
+        stream = _iter_all(provider, options, image_ids, workers, progress, drops, quota, forms)
         for example in stream:
-            if example["qid"] not in seen:
+            if example["qid"] in seen:
+                drops["duplicate-qid"] += 1  # a total only, as the Ray merge counts it
+            elif quota.admit(example):
                 seen.add(example["qid"])
                 yield example
-            else:
-                drops["duplicate-qid"] += 1
 
 
 def _iter_all(
@@ -258,19 +311,34 @@ def _iter_all(
     workers: int,
     progress: Callable[[int], None] | None,
     dropped: Counter[str],
+    quota: FormQuota,
+    forms: Sequence[str],
 ) -> Iterator[Example]:
     """Every example, repeats included; ``workers > 1`` uses forked processes (the provider is
-    inherited, not pickled) and returns the same bytes as one worker."""
+    inherited, not pickled) and returns the same bytes as one worker. Stops when ``quota``
+    has every form full (the caller admits examples as they are yielded)."""
     global _WORKER
     if workers < 1:
         raise GenerationError("workers", "must be >= 1")
     if workers == 1 or len(image_ids) < 2:
         for image_id in image_ids:
-            yield from _image_examples(provider, options, image_id, dropped)
+            if quota.done(forms):
+                return
+            yield from image_examples(
+                provider, options, image_id, dropped, lambda: frozenset(quota.full)
+            )
             if progress:
                 progress(1)
         return
-    _WORKER = (provider, options)
+    # forms the merge found full, shared with the forked workers (one byte per form; only ever
+    # set, so a worker that reads a stale byte merely does work that is dropped)
+    flags = multiprocessing.get_context("fork").RawArray("b", len(forms))
+    names = list(forms)
+
+    def full() -> frozenset[str]:
+        return frozenset(name for name, flag in zip(names, flags, strict=True) if flag)
+
+    _WORKER = (provider, options, full)
     # Whatever is built lazily is built once here, before the fork, and shared by the workers.
     select_templates(options.templates)
     default_attribute_types()
@@ -286,8 +354,13 @@ def _iter_all(
             for batch, reasons in pool.imap(_work, image_ids, chunksize=2):
                 dropped.update(reasons)
                 yield from batch
+                for k, name in enumerate(names):
+                    if name in quota.full:
+                        flags[k] = 1
                 if progress:
                     progress(1)
+                if quota.done(forms):
+                    break
     finally:
         _WORKER = None
         gc.unfreeze()

@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from covr.questions import word_knowledge
 from covr.questions.degeneracy import is_degenerate
 from covr.questions.example import Step
-from covr.questions.mass_nouns import counted_names, is_collective, is_mass
+from covr.questions.mass_nouns import counted_names, is_mass, uncountable
 from covr.questions.render import (
     edge_clause,
     finish,
@@ -220,6 +221,10 @@ def _decoy(f: Filling) -> bool:
             continue
         if pos.kind == "attribute" and not _same_type(f.types, f.g.root.attribute, name):
             continue  # "young or blue" is not a real choice
+        if pos.kind == "attribute" and not word_knowledge.decoy_fits(
+            f.g.root.name, f.g.root.attribute, name, f.types.types
+        ):
+            continue  # "lying or parked" for a dog: no dog is parked (issue 37)
         candidates.append((name, r.image_id))
     if not candidates:
         return False
@@ -264,8 +269,8 @@ def _fill_subgraph(f: Filling, name: str, spec: Mapping[str, Any]) -> bool:
     f.views[name] = v
     form = spec["form"]
     counted = form == "plural" or form.startswith("count:")
-    if counted and is_mass(v.root.name):
-        return False  # "how many sand", "fewer airs": mass nouns are not counted (mass_nouns.py)
+    if counted and _no_plural(v.root.name):
+        return False  # "how many sand", "fewer airs", "2 audiences", "all games" (mass_nouns.py)
     if form.startswith("count:"):
         n = f.values[form[6:]]
         if n == 1 and root_is_plural(v):
@@ -301,9 +306,49 @@ SLOT_ORDER = ("number", "choice", "subgraph", "value")
 # -- value slots -------------------------------------------------------------------------------
 
 
+def _no_plural(name: str) -> bool:
+    """A mass, group or event noun: no plural or number may describe it (collective plurals such
+    as "leaves" are plural already and are kept out of counts by :func:`instantiate`)."""
+    return is_mass(name) or word_knowledge.is_group(name) or word_knowledge.is_event(name)
+
+
+def asked_types(f: Filling) -> list[str]:
+    """The categories of ``g``'s root attribute a question may ask about (issue 37): only those
+    the root noun takes in the data ("the ripeness of the jacket": ``green`` is a ripeness too,
+    but no jacket has one), and the second subgraph's root noun too when the form compares the
+    two; a relative scale (:data:`~covr.questions.word_knowledge.RELATIVE_SCALES`: "the same
+    size") only between two objects of one noun, never in a form that compares the referent with
+    objects of any noun (``same_attr``)."""
+    noun = f.g.root.name
+    allowed = word_knowledge.categories(noun)
+    kinds = [t for t in sorted(f.types.types(f.g.root.attribute or "")) if t in allowed]
+    if _uses_operation(f.template, "same_attr"):
+        return [t for t in kinds if t not in word_knowledge.RELATIVE_SCALES]
+    if f.g2 is not None:  # the two referents are compared on the type (specific_same_attr)
+        other = f.g2.root.name
+        kinds = [t for t in kinds if t in word_knowledge.categories(other)]
+        if word_knowledge.noun_key(other) != word_knowledge.noun_key(noun):
+            kinds = [t for t in kinds if t not in word_knowledge.RELATIVE_SCALES]
+    return kinds
+
+
+def _uses_operation(template: Template, operation: str) -> bool:
+    return _skeleton_uses(template.program, operation)
+
+
+def _skeleton_uses(program: Any, operation: str) -> bool:
+    for step in program:
+        if step.get("op") == operation:
+            return True
+        for arg in step.get("args", ()):
+            if isinstance(arg, Mapping) and _skeleton_uses(arg.get("program", ()), operation):
+                return True
+    return False
+
+
 def _root_attribute_type(f: Filling) -> Any:
-    types = f.types.types(f.g.root.attribute or "")
-    return f.rng.choice(sorted(types)) if types else None
+    types = asked_types(f)
+    return f.rng.choice(types) if types else None
 
 
 def _other_attribute_type(f: Filling) -> Any:
@@ -393,8 +438,15 @@ def instantiate(
     if is_degenerate(program):
         rejected["degenerate"] += 1
         return None
-    if any(is_collective(n) for n in counted_names(program)):
-        rejected["collective-noun"] += 1  # "How many leaves ...": one object, many leaves
+    for name in counted_names(program):
+        why = uncountable(name)
+        if why is not None:
+            # "How many leaves ...": one object, many leaves; "exactly 1 game": no object
+            rejected[why] += 1
+            return None
+    if next(word_knowledge.implied_uses(program, f.types.types), None) is not None:
+        # "a young boy": a plain "boy" in another image is young too (issue 37)
+        rejected["implied-attribute"] += 1
         return None
     return Instance(template, utterance, program, f.subgraphs, f.required, f.edge, f.anchor)
 

@@ -12,25 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from covr.questions.example import ExampleRecord
+from covr.scene.program import anonymize_program, structure_key
 
 CHOICE_PATTERNS = frozenset({"choose_object", "choose_rel", "choose_attr"})
 
 
-def anonymize(program: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """A program with every name replaced by ``_`` (numbers and structure kept): the paper's
-    "anonymized program" used to count program structures."""
-    out: list[Any] = []
-    for step in program:
-        args: list[Any] = []
-        for arg in step["arguments"]:
-            if isinstance(arg, list):
-                args.append(anonymize(arg))
-            elif isinstance(arg, int) and not isinstance(arg, bool):
-                args.append(arg)
-            else:
-                args.append("_")
-        out.append([step["operation"], args, list(step["dependencies"])])
-    return out
+anonymize = anonymize_program
+"""The paper's "anonymized program": names replaced by one placeholder, decided by the
+argument's position. The project's one rule (:mod:`covr.scene.program`), the same the program
+split holds out, so "unique anonymized programs" counts the program split's structures."""
 
 
 def _kind(ex: ExampleRecord) -> str:
@@ -70,7 +60,7 @@ def table3(examples: Sequence[ExampleRecord]) -> dict[str, Any]:
         answers_of[e["utterance"]].add(json.dumps(e["answer"]))
     n = len(examples)
     images = {i for e in examples for i in e["scenes"]}
-    programs = {json.dumps(anonymize(e["program"])) for e in examples}
+    programs = {structure_key(e["program"]) for e in examples}
     return {
         "total questions": n,
         "unique questions": len(answers_of),
@@ -90,6 +80,28 @@ def table3(examples: Sequence[ExampleRecord]) -> dict[str, Any]:
         ),
         "per template": dict(
             sorted(Counter(str(e.get("template", e.get("pattern_name"))) for e in examples).items())
+        ),
+        **image_spread(examples),
+    }
+
+
+MOST_SHOWN = 5
+"""How many of the most-shown images ``covr stats`` lists."""
+
+
+def image_spread(examples: Sequence[ExampleRecord]) -> dict[str, Any]:
+    """How evenly the examples show their images (issue 36): the most-shown images with the
+    share of examples each is in, and the share of all image slots the top five fill. A model
+    that learns which image ids go with which answers has a shortcut when few images carry
+    many examples."""
+    n = len(examples)
+    per_example = Counter(i for e in examples for i in set(e["scenes"]))
+    slots = Counter(i for e in examples for i in e["scenes"])
+    top = per_example.most_common(MOST_SHOWN)
+    return {
+        "most-shown images (share of questions)": {i: round(k / max(1, n), 4) for i, k in top},
+        "top-5 images' share of image slots": round(
+            sum(k for _, k in slots.most_common(MOST_SHOWN)) / max(1, sum(slots.values())), 4
         ),
     }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from typing import Any
 
 from covr.questions.engine import GENERATOR_VERSION
 from covr.questions.generate import GenerationOptions
+from covr.questions.quota import FormQuota
+from covr.questions.templates import select_templates
 from covr.scale.errors import ScaleError
 from covr.scale.runner import Outcome, Say, execute
 from covr.scale.shards import Parts, plan, run_key, shard_of
@@ -67,14 +70,25 @@ def generate(run: Run, say: Say) -> Outcome:
     outcome = execute(
         generate_shard, job, layout, parts, run.address, run.settings, run.resume, say
     )
-    outcome.written = merge(parts, run.image_ids, run.out, outcome.dropped)
+    quota = FormQuota(run.options.per_template)
+    outcome.written = merge(parts, run.image_ids, run.out, outcome.dropped, quota)
+    forms = [t.name for t in select_templates(run.options.templates)]
+    outcome.forms = quota.report(forms, outcome.dropped)
     return outcome
 
 
-def merge(parts: Parts, image_ids: Sequence[str], out: Path, dropped: Counter[str]) -> int:
-    """Write the examples of every image in input order, each question id once (atomically);
-    add the drop reasons to ``dropped``; return the number written."""
+def merge(
+    parts: Parts,
+    image_ids: Sequence[str],
+    out: Path,
+    dropped: Counter[str],
+    quota: FormQuota | None = None,
+) -> int:
+    """Write the examples of every image in input order, each question id once and each form
+    within its quota (``--per-template``, applied here exactly as ``iter_examples`` applies it),
+    atomically; add the drop reasons to ``dropped``; return the number written."""
     seen: set[str] = set()
+    quota = quota if quota is not None else FormQuota(None)
     n = 0
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
@@ -84,6 +98,8 @@ def merge(parts: Parts, image_ids: Sequence[str], out: Path, dropped: Counter[st
             for qid, line in zip(qids, lines, strict=True):
                 if qid in seen:
                     dropped["duplicate-qid"] += 1
+                    continue
+                if not quota.admit(json.loads(line)):  # counts every form's examples too
                     continue
                 seen.add(qid)
                 handle.write(line)

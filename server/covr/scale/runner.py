@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from covr.graph import GraphStore
 from covr.scale.cluster import connected, run_shards
@@ -33,6 +34,8 @@ class Outcome:
     ran: int = 0
     per_node: Counter[str] = field(default_factory=Counter)
     parts: Path | None = None
+    forms: dict[str, Any] = field(default_factory=dict)
+    """Generation: per form, examples wanted, made and why dropped (``FormQuota.report``)."""
 
 
 def pending_shards(

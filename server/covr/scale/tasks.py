@@ -23,8 +23,10 @@ from pydantic import SecretStr
 
 from covr.collector import batch_collection
 from covr.graph import GraphStore, open_store
+from covr.questions.example import Example
 from covr.questions.export import dumps
-from covr.questions.generate import GenerationOptions, iter_examples
+from covr.questions.generate import GenerationOptions, image_examples
+from covr.questions.quota import FormQuota
 from covr.related.api import RelatedProvider
 from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
@@ -163,12 +165,28 @@ def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResul
     assert job.options is not None
     assert worker.provider is not None
     records: list[dict[str, Any]] = []
+    # The shard's own per-form counts (its images are in run order): a form this shard has
+    # filled is full in the merge's count too (covr.questions.quota), so its later images skip
+    # it. The merge alone decides what is kept; every example made here is recorded.
+    local = FormQuota(job.options.per_template)
+    local_seen: set[str] = set()
     with batch_collection():
         for image_id in image_ids:
             dropped: Counter[str] = Counter()
-            examples = list(
-                iter_examples(worker.provider, job.options, [image_id], dropped=dropped)
+            examples: list[Example] = []
+            in_image: set[str] = set()
+            made = image_examples(
+                worker.provider, job.options, image_id, dropped, lambda: frozenset(local.full)
             )
+            for example in made:
+                if example["qid"] in in_image:
+                    dropped["duplicate-qid"] += 1
+                    continue
+                in_image.add(example["qid"])
+                examples.append(example)
+                if example["qid"] not in local_seen:
+                    local_seen.add(example["qid"])
+                    local.admit(example)
             lines = [dumps(e) for e in examples]
             qids = [e["qid"] for e in examples]
             records.append({"image": image_id, "qids": qids, "examples": lines, "dropped": dropped})

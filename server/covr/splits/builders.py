@@ -26,9 +26,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from covr.scene.program import program_names, structure_key
 from covr.splits.examples import ExampleRecord, Step, is_train, iter_steps, source_split
-from covr.splits.properties import compute_properties, program_names
-from covr.splits.vocab import as_number, is_name
+from covr.splits.properties import compute_properties
 
 SPLIT_FORMAT_VERSION = 1
 PROPERTY_ALIASES = {"HAS-QUANT-COMP": "HAS-QUANT-COMPSCOPE", "HAS-RM/V/C": "RM/V/C"}
@@ -240,40 +240,6 @@ def few_shot(
 
 # --- program split --------------------------------------------------------------------------------
 
-PLACEHOLDER = "X"
-
-
-def anonymize(program: Sequence[Step]) -> list[dict[str, Any]]:
-    """The program with every lexical name replaced by one placeholder (arXiv §4: 640 programs).
-
-    Operators, numbers and attribute *types* (color, material) stay: they are the structure.
-    """
-    out: list[dict[str, Any]] = []
-    for step in program:
-        args: list[Any] = []
-        for arg in step.get("arguments", ()):
-            if isinstance(arg, list):
-                args.append(anonymize(arg))
-            elif is_name(arg):
-                args.append(PLACEHOLDER)
-            elif (n := as_number(arg)) is not None:
-                args.append(n)
-            else:
-                args.append(arg)
-        out.append(
-            {
-                "operation": step["operation"],
-                "arguments": args,
-                "dependencies": list(step.get("dependencies", ())),
-            }
-        )
-    return out
-
-
-def structure_key(program: Sequence[Step]) -> str:
-    """A canonical text of the anonymized program: equal keys = same program structure."""
-    return json.dumps(anonymize(program), separators=(",", ":"), sort_keys=True)
-
 
 def program_split(
     examples: Sequence[ExampleRecord],
@@ -282,7 +248,10 @@ def program_split(
     seed: int = 0,
     name: str | None = None,
 ) -> Split:
-    """Hold out a seeded ``holdout`` share of the anonymized program structures."""
+    """Hold out a seeded ``holdout`` share of the anonymized program structures.
+
+    A structure is :func:`covr.scene.program.structure_key`: names replaced by one placeholder
+    by their position (``find hair`` is ``find X``), so no structure is in training and test."""
     if not 0 < holdout < 1:
         raise SplitError(f"program split: holdout must be in (0, 1), got {holdout}")
     train_pool, eval_pool = pools(examples)

@@ -7,6 +7,8 @@
   ChooseRel a seeded pick between the two options, as the paper does);
 - generalization score (paper §4): the share of the gap between a text-only baseline and an
   i.i.d.-size model that a model closes, ``(acc - acc_text) / (acc_iid_size - acc_text)``;
+  ``acc_text`` is given or, with ``measure_text``, measured by the text-only baseline of
+  :mod:`covr.splits.baselines` fitted on the training examples;
 - systematicity gap (seed 002): OOD accuracy minus IID accuracy (split ``test`` vs ``iid_test``);
 - AUC of the easiness score against per-example correctness (seed 004 §5).
 """
@@ -20,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from covr.scene.program import step_names
 from covr.splits.examples import ExampleError, ExampleRecord, is_train, template_of
 from covr.splits.properties import compute_properties
-from covr.splits.vocab import is_name
 
 CHOICE_TEMPLATES = frozenset({"ChooseAttr", "ChooseObject", "ChooseRel"})
 CHOICE_OPS = frozenset({"choose_attr", "choose_name", "choose_relation"})
@@ -149,7 +151,7 @@ def _choice_options(example: ExampleRecord) -> list[str]:
     program = example.get("program") or []
     for step in reversed(program):
         if step["operation"] in CHOICE_OPS:
-            return [a for a in step.get("arguments", ()) if is_name(a)]
+            return step_names(step)
     return []
 
 
@@ -200,6 +202,29 @@ def _systematicity_gap(
     }
 
 
+def _text_accuracy(
+    gold: Sequence[ExampleRecord],
+    train: Sequence[ExampleRecord] | None,
+    given: float | None,
+    iid_size_accuracy: float | None,
+    measure: bool,
+    seed: int,
+) -> tuple[float | None, str | None]:
+    """(text-only accuracy, ``given`` / ``measured`` / None) for :func:`evaluate`. Without
+    training examples nothing is measured, and an iid-size accuracy alone is then an error."""
+    if given is not None:
+        return given, "given"
+    if measure and train:
+        from covr.splits.baselines import text_only_accuracy  # it imports this module
+
+        return text_only_accuracy(train, gold, seed=seed), "measured"
+    if measure and iid_size_accuracy is not None:
+        raise ValueError(
+            "no training examples to measure the text-only accuracy on: give --text-accuracy"
+        )
+    return None, None
+
+
 def evaluate(
     gold: Sequence[ExampleRecord],
     predictions: Mapping[str, Any],
@@ -211,10 +236,16 @@ def evaluate(
     iid_size_accuracy: float | None = None,
     lexical: bool = False,
     seed: int = 0,
+    measure_text: bool = False,
 ) -> dict[str, Any]:
-    """All metrics for the predictions of ``gold`` (see the module docstring)."""
+    """All metrics for the predictions of ``gold`` (see the module docstring). ``measure_text``
+    without ``text_accuracy``: the text-only baseline (``covr.splits.baselines``) fitted on
+    ``train`` gives ``baselines.text_only`` and the generalization score's text accuracy."""
     if not gold:
         raise ValueError("no gold examples to evaluate")
+    text_accuracy, text_source = _text_accuracy(
+        gold, train, text_accuracy, iid_size_accuracy, measure_text, seed
+    )
     baseline_source = "train"
     if not train:
         train = list(gold)
@@ -254,9 +285,15 @@ def evaluate(
             "train_examples": len(train),
         },
     }
+    if text_source == "measured":
+        result["baselines"]["text_only"] = text_accuracy
     if text_accuracy is not None and iid_size_accuracy is not None:
         result["generalization_score"] = generalization_score(acc, text_accuracy, iid_size_accuracy)
-        result["generalization_inputs"] = {"text": text_accuracy, "iid_size": iid_size_accuracy}
+        result["generalization_inputs"] = {
+            "text": text_accuracy,
+            "iid_size": iid_size_accuracy,
+            "text_accuracy_source": text_source,
+        }
     if iid:
         result["systematicity_gap"] = _systematicity_gap(acc, iid, predictions)
     if easiness is not None:

@@ -29,9 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from covr.splits.builders import PLACEHOLDER
+from covr.scene.program import anonymize_argument, name_positions
 from covr.splits.examples import Step
-from covr.splits.vocab import as_number, is_name
 
 ROOT = "<s>"
 QUANTIFIED = "<obj>"
@@ -59,17 +58,14 @@ class Tree:
         return node
 
 
-def _leaf_label(arg: Any, anonymize: bool) -> str:
-    if anonymize and is_name(arg):
-        return PLACEHOLDER
-    number = as_number(arg)
-    if number is not None:
-        return str(number)
-    return str(arg)
+def _leaf_label(arg: Any, as_name: bool) -> str:
+    """A literal argument's leaf: the placeholder for a name being anonymized, else its value."""
+    return str(anonymize_argument(arg, as_name))
 
 
 def program_tree(program: Sequence[Step], *, anonymize: bool = False) -> Tree:
-    """The tree of a program (see the module docstring); names become ``X`` when anonymized."""
+    """The tree of a program (see the module docstring); names become ``X`` when anonymized,
+    decided by the argument's position (:func:`covr.scene.program.name_positions`)."""
     tree = Tree()
     root = tree.add(ROOT, -1)
 
@@ -81,12 +77,14 @@ def program_tree(program: Sequence[Step], *, anonymize: bool = False) -> Tree:
                 tree.add(QUANTIFIED, node)  # a nested program's reference to its object
             else:
                 emit(prog, dep, node)
-        for arg in step.get("arguments", ()):
+        arguments = step.get("arguments", ())
+        names = name_positions(step) if anonymize else [False] * len(arguments)
+        for arg, is_name in zip(arguments, names, strict=True):
             if isinstance(arg, list):
                 if arg:
                     emit(arg, len(arg) - 1, node)
             else:
-                tree.add(_leaf_label(arg, anonymize), node)
+                tree.add(_leaf_label(arg, is_name), node)
 
     if program:
         emit(program, len(program) - 1, root)

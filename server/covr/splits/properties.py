@@ -20,7 +20,9 @@ Names follow the paper, upper case with hyphens:
   has a rel-mod, a V-shape (one object with two relations) or a chain of two relations.
 - ``TPL-<TEMPLATE>`` (upper case, e.g. ``TPL-VERIFYATTR``), ``ANS-NUM``/``ANS-ATTR``/``ANS-NOUN``
   (plus ``ANS-BOOL``, ``ANS-REL`` and ``ANS-<n>`` for numeric answers, so the paper's
-  HAS-NUM-3-ANS-3 split is ``HAS-NUM-3|ANS-3``), ``LEXICAL-<name>`` for every name in the program.
+  HAS-NUM-3-ANS-3 split is ``HAS-NUM-3|ANS-3``), ``LEXICAL-<name>`` for every name in the program:
+  an argument in a name position (:func:`covr.scene.program.program_names`, the project's one
+  anonymization rule), so ``find hair`` gives ``LEXICAL-hair`` and ``query_attr color`` none.
 
 Nested condition programs (quantifier scopes, logic operands) are inspected like the main one.
 """
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from covr.scene.program import as_number, program_names
 from covr.scene.subgraph import Subgraph
 from covr.splits.examples import (
     ExampleRecord,
@@ -36,10 +39,9 @@ from covr.splits.examples import (
     Step,
     field_of,
     iter_programs,
-    iter_steps,
     template_of,
 )
-from covr.splits.vocab import as_number, attribute_type_names, attribute_types, is_name
+from covr.splits.vocab import attribute_type_names, attribute_types
 
 QUANTIFIERS = {"all": "ALL", "some": "SOME", "none": "NONE"}
 COMPARISONS = {"gt": "MORE", "lt": "LESS", "eq": "SAME", "geq": "GEQ", "leq": "LEQ"}
@@ -196,11 +198,6 @@ def _answer_properties(example: ExampleRecord, program: Sequence[Step]) -> set[s
     if last in REL_ANSWER_OPS or template in REL_TEMPLATES:
         return {"ANS-REL"}
     return {"ANS-ATTR"} if str(answer) in attribute_types() else {"ANS-NOUN"}
-
-
-def program_names(program: Sequence[Step]) -> set[str]:
-    """The lexical names a program mentions (nouns, attribute values, relations, rel-mods)."""
-    return {a for step in iter_steps(program) for a in step.get("arguments", ()) if is_name(a)}
 
 
 def compute_properties(example: ExampleRecord) -> list[str]:

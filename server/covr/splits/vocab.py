@@ -1,9 +1,11 @@
-"""Word classes the splits need: attribute types and which program arguments are names.
+"""Word classes the splits need: the attribute value → type table.
 
-Attribute *types* (color, material ...) are structure, not lexical content: "What is the color
-of X?" and "Do all X have the same color?" keep ``color`` when programs are anonymized, and
-HAS-SAMEATTR-COLOR is named after it. The value → type table is this room's own resource
-(``resources/attribute_types.json``), derived from the project's attribute scales.
+Attribute *types* (color, material ...) name the HAS-SAMEATTR-<TYPE> properties and the value
+types of held-out attribute pairs. Which program arguments are lexical names is *not* decided
+here from a value: that is the argument's position, :func:`covr.scene.program.name_positions`
+(``find hair`` has a name even though ``hair`` is also an attribute type, issue 37 item 4). The
+value → type table is this room's own resource (``resources/attribute_types.json``), derived
+from the project's attribute scales.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, TypeGuard
 
 
 @lru_cache(maxsize=1)
@@ -30,24 +31,3 @@ def attribute_types() -> dict[str, str]:
 def attribute_type_names() -> frozenset[str]:
     """The attribute types themselves (``color``, ``material`` ...)."""
     return frozenset(attribute_types().values())
-
-
-def as_number(value: Any) -> int | float | None:
-    """A literal number argument (``2``, ``2.0`` or ``"2"``), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str) and value.isdecimal():
-        return int(value)
-    return None
-
-
-def is_name(value: object) -> TypeGuard[str]:
-    """Whether a program argument is a lexical name (noun, attribute value, relation, rel-mod)."""
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and as_number(value) is None
-        and value not in attribute_type_names()
-    )

@@ -71,7 +71,8 @@ def _two_answer_share(examples: list[Any]) -> float:
 
 def test_no_example_without_its_forms_distractors(sample_run: dict[str, Any]) -> None:
     examples = sample_run["examples"]
-    assert len(examples) >= 100
+    # 60 on these 8 images since issue 36: every text with two answers over as many images
+    assert len(examples) >= 40
     templates = all_templates()
     short = [
         (e["qid"], e["template"])
@@ -160,14 +161,9 @@ def test_balancing_keeps_texts_with_two_answers(sample_run: dict[str, Any]) -> N
             assert _two_answer_share(kept) > 0, form
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16 acceptance not met on the 8 bundled images: query_object, "
-    "quantifier_same_attr (and on the store path choose_attr) have no text that any image set "
-    "can answer otherwise, which caps the balanced share below 75 % (measured 37.5 % store, "
-    "70 % memory; docs/questions_audit.md, 'Two-answer share')",
-)
 def test_two_answer_share_after_balance_reaches_75_percent(sample_run: dict[str, Any]) -> None:
+    """Since issue 36 ``covr generate`` keeps a text only with two answers (a form that cannot
+    give one on these 8 images is reported, not padded: docs/questions.md)."""
     assert _two_answer_share(sample_run["balanced"]) >= TWO_ANSWER_GOAL
 
 
@@ -194,7 +190,9 @@ def other_forms(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], Pa
     ]
     for k, source in enumerate(runs):
         target = out / f"forms{k}.jsonl"
-        args = ["generate", *source, "--lookup", "memory", "--templates", names]
+        # single answers too: the check is about every form's programs and images, and the
+        # small inputs give some forms no second answer
+        args = ["generate", *source, "--lookup", "memory", "--templates", names, "--single-answers"]
         _invoke([*args, "--seed", "1", "--out", str(target), "--quiet"], env)
         examples += list(read_jsonl(target))
     return examples, path

@@ -83,7 +83,8 @@ def make_world(tmp: pytest.TempPathFactory) -> Iterator[World]:
         assert done.returncode == 0, done.stderr
         world.single = out.read_bytes()
         world.single_dropped = Path(f"{out}.dropped.json").read_bytes()
-        assert world.single.count(b"\n") > 30
+        # every text with two answers over as many images (issue 36): 26 examples on 10 images
+        assert world.single.count(b"\n") > 20
         yield world
     finally:
         world.covr("db", "stop")

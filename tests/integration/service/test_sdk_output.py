@@ -45,7 +45,8 @@ def test_write_jsonl_is_byte_identical_to_covr_generate(tmp_path: Path) -> None:
             # the default path: the service's lookup with the classifiers (issue 16 item 4),
             # so the bytes also show that covr generate asks exactly what the service asks
             *(_covr(), "generate", "--split", "val", "--image", IMAGE, "--seed", "5"),
-            *("--workers", "2", "--quiet", "--out", str(cli_file)),
+            # single answers too, as GenerateQuestions keeps them (a dataset run keeps pairs)
+            *("--workers", "2", "--quiet", "--single-answers", "--out", str(cli_file)),
         ],
         env=env,
         capture_output=True,

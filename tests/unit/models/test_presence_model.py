@@ -231,7 +231,9 @@ def test_the_lookup_filter_keeps_what_the_model_does_not_call_present(
     hidden = hide(scene, Subgraph.from_key("man-(riding)->horse"), "object")
     assert hidden is not None
     g = Subgraph.from_key("man-(riding)->horse")
-    taus = {"object": 0.9, "relation": 0.1, "attribute": 0.5}  # between the two scenes' scores
+    # between the two scenes' lowest part scores (0.94 hidden, 0.98 shown): the model trained
+    # on real graphs (issue 37) calls a hidden rider of a horse likely, so 0.9 no longer parts them
+    taus = {"object": 0.96, "relation": 0.1, "attribute": 0.5}
     scenes: dict[str, Any] = {"a": scene, "b": hidden, "c": scene}
     results = [
         Distractor("a", "object@0", g, (g,)),

@@ -138,10 +138,13 @@ def test_stats_command_prints_table_3_and_writes_plots(generated: Path, tmp_path
          "ops_with_relation.png", "examples_per_template.png"]
     )  # fmt: skip
     dropped = table.pop("dropped candidates")  # covr generate's record next to the file
+    forms = table.pop("per form (made / wanted: main drop reason)")
     assert table3(rows) == table
-    assert (
-        dropped == json.loads(generated.with_name("gen.jsonl.dropped.json").read_text())["dropped"]
-    )
+    record = json.loads(generated.with_name("gen.jsonl.dropped.json").read_text())
+    assert dropped == record["dropped"]
+    made = Counter(r["template"] for r in rows)
+    assert set(forms) == set(record["forms"])
+    assert all(forms[name].startswith(f"{made[name]} / -") for name in forms), forms
 
 
 def test_stats_reports_dropped_candidates_and_why(generated: Path) -> None:
@@ -164,10 +167,12 @@ def test_anonymize_keeps_structure_and_numbers() -> None:
         {"operation": "keep_if_values_count_eq", "arguments": [2], "dependencies": [0]},
     ]  # fmt: skip
     assert anonymize(program) == [
-        ["find", ["_"], []],
-        ["all", [[["verify_attr", ["_"], [-1]]]], [0]],
-        ["keep_if_values_count_eq", [2], [0]],
-    ]
+        {"operation": "find", "arguments": ["X"], "dependencies": []},
+        {"operation": "all", "arguments": [[
+            {"operation": "verify_attr", "arguments": ["X"], "dependencies": [-1]}
+        ]], "dependencies": [0]},
+        {"operation": "keep_if_values_count_eq", "arguments": [2], "dependencies": [0]},
+    ]  # fmt: skip
 
 
 # -- bad input -------------------------------------------------------------------------------

@@ -147,8 +147,10 @@ SINGULAR = _related(
     "car[red]-(on)->street[wet]",
     [("object@1", {"object@1": "road"}), ("object@0", {"object@0": "bus"})],
 )
+# "smiling", not "young": age is a relative scale, never compared with objects of any noun
+# (same_attr; issue 37 word knowledge), so "young people" gives no closure form
 PLURAL = _related(
-    "people[young]-(holding)->umbrella[red]",
+    "people[smiling]-(holding)->umbrella[red]",
     [("object@1", {"object@1": "bag"}), ("relation@0", {"relation@0": "carrying"})],
 )
 
@@ -184,7 +186,8 @@ def test_every_closure_form_renders_by_the_text_rules(rel: _Related) -> None:
             assert "(" not in text, text
             assert not re.search(r"\ba [aeiou]|\ban [^aeiouh ]", text), text
             assert "has the same" in text or "have the same" in text, text
-            assert not re.search(r"\bpeople (is|has)\b|\bIs there both young people\b", text), text
+            wrong = r"\bpeople (is|has)\b|\bIs there both smiling people\b"
+            assert not re.search(wrong, text), text
     if rel is SINGULAR:
         assert (
             "How many objects have the same color as the car that is on a wet street?"
@@ -204,7 +207,7 @@ def test_every_closure_form_renders_by_the_text_rules(rel: _Related) -> None:
             for t in texts["closure_compare_sim_loc"]
         )
     else:
-        assert any(t.startswith("Are there both young people") for t in texts["closure_logic"])
+        assert any(t.startswith("Are there both smiling people") for t in texts["closure_logic"])
 
 
 def _generate(scenes: list[SceneGraph], split: str, **kw: Any) -> list[dict[str, Any]]:

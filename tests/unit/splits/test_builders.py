@@ -29,7 +29,17 @@ from tests.support.splits_corpus import generate_corpus
 
 pytestmark = pytest.mark.unit
 
-ATTRIBUTE_TYPES = {"color", "material", "size", "pattern"}
+NAME_OPS = {
+    "find",
+    "filter",
+    "with_relation",
+    "with_relation_object",
+    "verify_attr",
+    "choose_attr",
+    "choose_name",
+    "choose_relation",
+}
+"""Operations whose every argument is a lexical name (the rule, written out independently)."""
 
 
 @pytest.fixture(scope="module")
@@ -93,17 +103,15 @@ def test_few_shot_keeps_m_and_is_reproducible(corpus: list[dict[str, Any]]) -> N
 
 
 def anonymized(program: list[dict[str, Any]]) -> str:
-    """An independent anonymizer: every non-numeric string but attribute types becomes '#'."""
+    """An independent anonymizer by position: every argument of an operation that takes names
+    becomes '#' (``find hair`` too); the attribute types of ``query_attr``/``all_same`` and the
+    numbers of counts and comparisons stay."""
 
     def walk(steps: list[dict[str, Any]]) -> list[Any]:
         out = []
         for s in steps:
             args = [
-                walk(a)
-                if isinstance(a, list)
-                else a
-                if not isinstance(a, str) or a in ATTRIBUTE_TYPES
-                else "#"
+                walk(a) if isinstance(a, list) else "#" if s["operation"] in NAME_OPS else a
                 for a in s["arguments"]
             ]
             out.append([s["operation"], args, s["dependencies"]])
@@ -132,7 +140,7 @@ def names(program: list[dict[str, Any]]) -> set[str]:
         for a in s["arguments"]:
             if isinstance(a, list):
                 out |= names(a)
-            elif isinstance(a, str) and not a.isdecimal() and a not in ATTRIBUTE_TYPES:
+            elif s["operation"] in NAME_OPS:
                 out.add(a)
     return out
 

@@ -1,0 +1,882 @@
+"""Word knowledge from the data (issue 37 item 3): which attribute categories a noun takes, which
+attributes a noun implies, which nouns name groups or events rather than countable things.
+
+Why: measured on 100 real GQA images the templates asked "What is the ripeness of the jacket?"
+(``green`` is a color *and* a ripeness), "Is the dog lying or parked?" (a decoy value no dog
+takes), "Do the bus and the crab have the same size?" (a relative scale across two kinds of
+thing), "How many images contain a young boy?" answered 1 where a reader, seeing a plain "boy"
+in a second image, says 2, and counted "audience" or "game" as objects. The generator needs a few
+small tables to avoid these; they are derived here, once, from the real GQA and VG samples, the
+bundled samples and WordNet 3.0, reviewed, and committed under ``resources/`` with the source of
+every entry (JSON, so the packaging rules for ``**/*.json`` ship them). Generation reads the
+files only. Regenerate them with::
+
+    .venv/bin/python -m covr.questions.word_knowledge [--real DIR]   # DIR: ../shared/data/real
+
+(``COVR_DATA_DIR=<scratch dir>`` recommended, as for :mod:`covr.questions.mass_nouns`, which this
+command also rewrites.) The files:
+
+- ``noun_attributes.json``: per noun the attribute categories it takes, each with its source
+  (:func:`categories`), the attribute values the data shows on it (:func:`takes_value`), and its
+  WordNet classes. The rule:
+
+  * *Data*: a noun takes a category when an object of that noun in the samples carries an
+    *evidence value* of the category: a value of exactly one category of the project's scales
+    (``covr/related/resources/attributes.json``) that is not in :data:`NOT_EVIDENCE`. ``green``
+    (color and ripeness), ``short`` (height and length) or ``old`` (age and freshness) show no
+    category by themselves, nor does ``clear`` (a clear glass is no weather).
+  * *Class*: 200 images are few, so a noun also takes a category that at least
+    :data:`CLASS_GIVERS` other data nouns of one of its WordNet classes show: the synset of its
+    first concrete sense and its hypernyms up to :data:`CLASS_HOPS` levels up, each kept only if
+    it has at most :data:`CLASS_MAX` hyponyms (``furniture.n.01`` carries a shape from desks and
+    tables to a chair, ``motor_vehicle.n.01`` a size from cars, motorcycles and trucks to a jeep;
+    ``artifact.n.01`` or ``vehicle.n.01`` are far too wide to be a class).
+  * *Default*: the categories the data shows on at least half of its nouns with any evidence
+    value (color): every noun takes them, also one the file does not know.
+
+  Values work the same way without the evidence filter and with one giver: a noun takes a value
+  when the data shows it, or a value of the same group of the scales ("steel" for "metal"), on
+  the noun or on another data noun of one of its classes.
+- ``implied_attributes.json``: attributes a noun implies ("boy" -> young, little), reviewed
+  (:data:`IMPLIED`), each checked against the noun's WordNet gloss. A question never uses them.
+- ``uncountable_nouns.json``: nouns that are not countable objects in a picture: groups
+  ("audience", "crowd") and events or times ("game", "race", "day"), from WordNet's lexicographer
+  files over the vocabulary, reviewed (:data:`COUNTABLE`, :data:`GROUPS`, :data:`EVENTS`).
+- :data:`RELATIVE_SCALES`: categories whose values are relative to the kind of thing (a small bus
+  is larger than a large crab), compared only between objects of one noun.
+
+How generation applies them (docs/questions.md, "Word knowledge"): :mod:`covr.questions.slots`
+picks an asked category only among those the noun takes, a decoy only where :func:`decoy_fits`,
+a relative scale only for two objects of one noun, and drops a filling whose program uses an
+implied attribute (:func:`implied_uses`); no mass, group or event noun is counted
+(:func:`covr.questions.mass_nouns.uncountable`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from covr.scene.text import singular
+
+CATEGORIES_RESOURCE = "noun_attributes.json"
+IMPLIED_RESOURCE = "implied_attributes.json"
+UNCOUNTABLE_RESOURCE = "uncountable_nouns.json"
+
+RELATIVE_SCALES: dict[str, str] = {
+    "size": "a small bus is larger than a large crab",
+    "height": "a short tree is taller than a tall dog",
+    "length": "long hair is shorter than a short train",
+    "thickness": "a thin trunk is thicker than a thick wire",
+    "age": "a young tree is older than an old dog",
+}
+"""Attribute categories whose values are judged against the noun's own kind: two objects are
+compared on them ("have the same size") only when they are of the same noun. Hand-written (the
+project's scales hold 24 categories; these five are the ones whose values are relative)."""
+
+# -- runtime lookups ---------------------------------------------------------------------------
+
+
+PLURAL_KEYS: dict[str, str] = {"people": "person", "cattle": "cow"}
+"""Collective plurals without a singular of their own, read as their members' noun."""
+
+
+def noun_key(name: str) -> str:
+    """The form the files use: lower case, single spaces, singular ("Leaves" -> "leaf",
+    "people" -> "person")."""
+    text = singular(" ".join(name.lower().split()))
+    return PLURAL_KEYS.get(text, text)
+
+
+@dataclass(frozen=True)
+class NounKnowledge:
+    """The shipped tables, loaded once (see the module docstring for what each holds)."""
+
+    categories: Mapping[str, frozenset[str]]
+    values: Mapping[str, frozenset[str]]
+    classes: Mapping[str, tuple[str, ...]]
+    default_categories: frozenset[str]
+    implied: Mapping[str, frozenset[str]]
+    groups: frozenset[str]
+    events: frozenset[str]
+    class_values: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def _resource(name: str) -> dict[str, Any]:
+    text = resources.files("covr.questions").joinpath("resources", name).read_text("utf-8")
+    data = json.loads(text)
+    assert isinstance(data, dict), name
+    return data
+
+
+@cache
+def knowledge() -> NounKnowledge:
+    """The shipped word knowledge (the three files of this module under ``resources/``)."""
+    cats = _resource(CATEGORIES_RESOURCE)
+    nouns: Mapping[str, Any] = cats["nouns"]
+    class_values: dict[str, set[str]] = defaultdict(set)
+    for entry in nouns.values():
+        for k in entry.get("classes", ()):
+            class_values[k] |= set(entry.get("values", ()))
+    implied = _resource(IMPLIED_RESOURCE)["nouns"]
+    uncountable = _resource(UNCOUNTABLE_RESOURCE)
+    return NounKnowledge(
+        categories={n: frozenset(e.get("categories", {})) for n, e in nouns.items()},
+        values={n: frozenset(e.get("values", ())) for n, e in nouns.items()},
+        classes={n: tuple(e.get("classes", ())) for n, e in nouns.items()},
+        default_categories=frozenset(cats["default_categories"]),
+        implied={n: frozenset(e["attributes"]) for n, e in implied.items()},
+        groups=frozenset(uncountable["groups"]),
+        events=frozenset(uncountable["events"]),
+        class_values={k: frozenset(v) for k, v in class_values.items()},
+    )
+
+
+@lru_cache(maxsize=1 << 14)
+def categories(name: str) -> frozenset[str]:
+    """The attribute categories a noun takes (data, its classes, the defaults)."""
+    kb = knowledge()
+    return kb.categories.get(noun_key(name), frozenset()) | kb.default_categories
+
+
+@lru_cache(maxsize=1 << 14)
+def _values(name: str) -> frozenset[str]:
+    kb = knowledge()
+    key = noun_key(name)
+    out = set(kb.values.get(key, ()))
+    for k in kb.classes.get(key, ()):
+        out |= kb.class_values.get(k, frozenset())
+    return frozenset(out)
+
+
+def takes_value(name: str, value: str) -> bool:
+    """Whether the data shows the attribute value, or a value of the same group of the scales
+    ("steel" for "metal": the groups hold compatible values), on this noun or on another noun of
+    one of its classes ("parked": cars and bikes, never a dog)."""
+    seen = _values(name)
+    return any(v in seen for v in value_group(value))
+
+
+@lru_cache(maxsize=1 << 12)
+def value_group(value: str) -> frozenset[str]:
+    """The value with every value sharing a group of the scales with it (canonical forms)."""
+    own = canonical_value(value)
+    out = {own}
+    for group in _scale_groups():
+        if own in group:
+            out |= group
+    return frozenset(out)
+
+
+@cache
+def _scale_groups() -> tuple[frozenset[str], ...]:
+    from covr.related.exclusivity import load_resource
+
+    return tuple(
+        frozenset(canonical_value(str(v)) for v in group)
+        for scale in load_resource("attributes.json").get("scales", [])
+        for group in scale["groups"]
+    )
+
+
+def decoy_fits(noun: str, truth: str | None, decoy: str, types_of: Any) -> bool:
+    """Whether ``decoy`` is a real alternative to the attribute ``truth`` of a ``noun`` ("Is the
+    dog lying or parked?" is not). ``types_of(value)`` gives a value's categories. The category
+    the two share must be one the noun takes; then the decoy is fine on a two-pole scale (a noun
+    that takes a height can be tall or short) or a default category (any color), and otherwise
+    the data must show it on the noun or its class (a pose, a material, a pattern). A decoy
+    sharing no category with an untyped truth needs that data too."""
+    shared = set(types_of(truth or "")) & set(types_of(decoy))
+    if types_of(truth or ""):
+        shared &= categories(noun)
+        if not shared:
+            return False
+        if any(c in knowledge().default_categories or c in two_pole_categories() for c in shared):
+            return True
+    return takes_value(noun, decoy)
+
+
+@cache
+def two_pole_categories() -> frozenset[str]:
+    """Categories whose every scale has two groups (tall/short, open/closed, young/old)."""
+    from covr.related.exclusivity import load_resource
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    for scale in load_resource("attributes.json").get("scales", []):
+        groups[str(scale["category"])].append(len(scale["groups"]))
+    return frozenset(c for c, sizes in groups.items() if all(n == 2 for n in sizes))
+
+
+@lru_cache(maxsize=1 << 14)
+def implied(name: str) -> frozenset[str]:
+    """The attributes the noun implies ("boy" -> young, little); empty for most nouns."""
+    return knowledge().implied.get(noun_key(name), frozenset())
+
+
+def is_group(name: str) -> bool:
+    """A singular noun for a group of things annotated as one object ("audience", "crowd")."""
+    return noun_key(name) in knowledge().groups
+
+
+def is_event(name: str) -> bool:
+    """A noun for an event, act or time rather than a thing in the picture ("game", "day")."""
+    return noun_key(name) in knowledge().events
+
+
+@cache
+def _synonyms() -> dict[str, str]:
+    from covr.related.exclusivity import load_resource, normalize
+
+    out: dict[str, str] = {}
+    for group in load_resource("attributes.json").get("synonyms", []):
+        first = normalize(str(group[0]))
+        for value in group:
+            out[normalize(str(value))] = first
+    return out
+
+
+def canonical_value(value: str) -> str:
+    """An attribute value in the files' form: lower case, single spaces, the first of its
+    synonym group in the scales ("grey" -> "gray", "laying" -> "lying")."""
+    text = " ".join(value.lower().split())
+    return _synonyms().get(text, text)
+
+
+# -- what a program says about objects -----------------------------------------------------------
+
+_FOLLOW = frozenset({"filter", "with_relation", "assert_unique", "unique"})
+"""Steps whose output objects are (a subset of) their first dependency's objects."""
+_ATTRIBUTE_STEPS = frozenset({"filter", "verify_attr", "choose_attr"})
+_TYPE_STEPS = frozenset({"query_attr", "all_same", "same_attr"})
+
+
+@dataclass(frozen=True)
+class AttributeUse:
+    """One attribute value or category a program applies to the objects of one noun."""
+
+    noun: str
+    operation: str
+    attribute: str | None = None
+    attr_type: str | None = None
+
+
+def step_nouns(
+    program: Sequence[Mapping[str, Any]], current: str | None = None
+) -> list[str | None]:
+    """Per step, the noun of the objects it outputs (``find``'s name, kept through filters,
+    relations and ``unique``); None where the output is not objects of one noun. ``current`` is
+    the noun of dependency -1 inside a nested condition program."""
+    out: list[str | None] = []
+    for step in program:
+        op, deps = step["operation"], step["dependencies"]
+        noun: str | None = None
+        if op == "find":
+            noun = str(step["arguments"][0])
+        elif op in _FOLLOW and deps:
+            noun = current if deps[0] < 0 else out[deps[0]]
+        elif op == "with_relation_object" and len(deps) > 1:
+            noun = current if deps[1] < 0 else out[deps[1]]
+        out.append(noun)
+    return out
+
+
+def attribute_uses(
+    program: Sequence[Mapping[str, Any]], current: str | None = None
+) -> Iterator[AttributeUse]:
+    """Every attribute value (``filter``, ``verify_attr``, ``choose_attr``) and category
+    (``query_attr``, ``all_same``, ``same_attr``) the program applies, with the noun of the
+    objects it is applied to; nested condition programs included."""
+    nouns = step_nouns(program, current)
+    for step in program:
+        op, deps, args = step["operation"], step["dependencies"], step["arguments"]
+        noun = (current if deps[0] < 0 else nouns[deps[0]]) if deps else None
+        for arg in args:
+            if isinstance(arg, list):
+                yield from attribute_uses(arg, noun)
+        if noun is None:
+            continue
+        if op in _ATTRIBUTE_STEPS:
+            for a in args:
+                yield AttributeUse(noun, op, attribute=str(a))
+        elif op in _TYPE_STEPS:
+            yield AttributeUse(noun, op, attr_type=str(args[0]))
+
+
+def implied_uses(program: Sequence[Mapping[str, Any]], types_of: Any) -> Iterator[AttributeUse]:
+    """Uses of an attribute the noun implies ("young boy", "Is the boy young or old?") or of a
+    category one of its implied attributes answers ("What is the age of the boy?"): a plain
+    "boy" in another image lacks the word but not the property, so such a question has two
+    readings. ``types_of(value)`` gives a value's categories."""
+    for use in attribute_uses(program):
+        known = implied(use.noun)
+        if not known:
+            continue
+        said = use.attribute is not None and _norm(use.attribute) in known
+        asked = use.attr_type is not None and any(use.attr_type in types_of(v) for v in known)
+        if said or asked:
+            yield use
+
+
+# -- derivation ----------------------------------------------------------------------------------
+
+NOT_EVIDENCE: dict[str, str] = {
+    "clear": "a clear glass, bottle or window is transparent, not a weather",
+    "bright": "a bright shirt or sky is a light color, not a lamp that is on",
+    "cool": "cool as in stylish",
+    "straight": "a straight road or line, not a hair style",
+    "on": "VG writes prepositions as attributes ('on street')",
+    "off": "VG writes prepositions as attributes",
+    "plain": "plain bread or a plain field, not a pattern",
+    "high": "high in the sky: a position, not a height",
+    "hot": "hot sauce or a hot dog",
+}
+"""Values of one category that do not show the category: reviewed on the samples' objects."""
+
+CONCRETE_LEXNAMES = frozenset(
+    {
+        "noun.artifact",
+        "noun.object",
+        "noun.animal",
+        "noun.person",
+        "noun.plant",
+        "noun.body",
+        "noun.food",
+        "noun.substance",
+    }
+)
+"""Lexicographer files of things one can see; a noun's class is taken from its first sense in one
+of these (then in :data:`SECOND_LEXNAMES`), so "table" is furniture, not a table of data."""
+SECOND_LEXNAMES = frozenset({"noun.location", "noun.phenomenon", "noun.shape", "noun.group"})
+SENSES = 4
+"""Senses of a noun looked at (WordNet orders them by frequency)."""
+CLASS_HOPS = 2
+CLASS_MAX = 300
+"""A hypernym is a class when it holds at most this many hyponym synsets: garment.n.01 (271),
+edible_fruit.n.01 (196), male.n.02 (115), furniture.n.01 (198), building.n.01 (297) are;
+vehicle.n.01 (527), container.n.01 (748), covering.n.02 (1,013) and person.n.01 are too wide to
+say that what one member takes, every member takes."""
+CLASS_GIVERS = 2
+"""A category spreads through a class only when at least this many other data nouns of the class
+show it (one noun's annotation is too thin a base to say it of the whole class)."""
+DEFAULT_SHARE = 0.5
+
+IMPLIED: dict[str, tuple[str, ...]] = {
+    # a child is young and little ("little boy" is the age sense); "baby" narrows a child
+    "boy": ("young", "little"),
+    "girl": ("young", "little"),
+    "child": ("young", "little"),
+    "kid": ("young", "little"),
+    "schoolboy": ("young", "little"),
+    "schoolgirl": ("young", "little"),
+    "toddler": ("young", "little", "baby"),
+    "baby": ("young", "little", "baby"),
+    "infant": ("young", "little", "baby"),
+    "newborn": ("young", "little", "baby"),
+    "young man": ("young",),
+    "young woman": ("young",),
+    "teenager": ("young",),
+    "teen": ("young",),
+    "youth": ("young",),
+    # the young of an animal is a baby animal
+    "puppy": ("young", "little", "baby"),
+    "kitten": ("young", "little", "baby"),
+    "kitty": ("young", "little", "baby"),
+    "pup": ("young", "little", "baby"),
+    "calf": ("young", "little", "baby"),
+    "foal": ("young", "little", "baby"),
+    "colt": ("young", "baby"),
+    "filly": ("young", "baby"),
+    "lamb": ("young", "little", "baby"),
+    "cub": ("young", "little", "baby"),
+    "chick": ("young", "little", "baby"),
+    "duckling": ("young", "little", "baby"),
+    "piglet": ("young", "little", "baby"),
+    "fawn": ("young", "little", "baby"),
+    "gosling": ("young", "little", "baby"),
+    "cygnet": ("young", "little", "baby"),
+    "joey": ("young", "little", "baby"),
+    "tadpole": ("young", "little", "baby"),
+    # adults
+    "adult": ("adult",),
+    "grownup": ("adult",),
+    "elder": ("old",),
+    "senior citizen": ("old", "elderly"),
+}
+"""Reviewed implications (hand list, issue 37); each is written with the noun's WordNet gloss as
+its source. "man"/"woman" imply nothing: the samples show young and old men."""
+YOUNG_GLOSS = ("young", "youthful", "baby", "infant", "offspring", "child")
+"""Words of a gloss that make a vocabulary noun a candidate for :data:`IMPLIED` (the command
+lists candidates that are not in it, for review)."""
+
+EVENT_LEXNAMES = frozenset({"noun.event", "noun.act", "noun.time", "noun.process"})
+GROUP_LEXNAMES = frozenset({"noun.group"})
+COUNTABLE: dict[str, str] = {
+    # the rule's hits over the vocabulary that name things in scene graphs (reviewed on the
+    # samples' objects): WordNet's first senses are events or groups, GQA's and VG's are not
+    "bang": "bangs: a fringe of hair",
+    "calendar": "a wall calendar",
+    "case": "a phone case, a suitcase",
+    "club": "a golf club",
+    "couple": "two people as one unit, counted as couples",
+    "design": "a printed design",
+    "drainage": "a drain",
+    "extension": "an extension cord",
+    "fire": "a visible fire",
+    "flame": "visible flames",
+    "line": "a painted line",
+    "packet": "a packet",
+    "pile": "a pile is one heap, counted as piles",
+    "racket": "a tennis racket",
+    "ripple": "ripples on water",
+    "roll": "a bread roll, a roll of paper",
+    "set": "a tv set",
+    "stack": "a stack is one heap, counted as stacks",
+    "step": "a step of stairs",
+    "tap": "a water tap",
+    "throw": "a throw blanket",
+    "van": "a vehicle",
+    "wave": "waves on water",
+}
+"""Nouns the WordNet rule would call events or groups but that name things in scene graphs."""
+EVENTS: dict[str, str] = {
+    "game": "a contest, not an object (issue 37: 'exactly 1 game')",
+    "match": "a sports match (WordNet's first sense is the lighter)",
+    "race": "a contest",
+    "party": "a social event (WordNet's first senses are groups)",
+    "event": "an occurrence",
+    "competition": "a contest",
+    "tournament": "a contest",
+    "contest": "a contest",
+    "wedding": "a ceremony",
+    "ceremony": "a ceremony",
+    "concert": "a performance",
+    "parade": "a procession",
+    "festival": "a celebration",
+    "celebration": "an occasion",
+    "performance": "an act",
+    "practice": "an activity",
+    "training": "an activity",
+    "lesson": "an activity",
+    "meeting": "a gathering",
+    "picnic": "an outing",
+    "vacation": "a time",
+    "holiday": "a time",
+    "trip": "a journey",
+    "rally": "a gathering",
+    "marathon": "a race",
+    "daytime": "a time",
+    "nighttime": "a time",
+    "morning": "a time",
+    "afternoon": "a time",
+    "evening": "a time",
+    "night": "a time",
+    "day": "a time",
+    "sunset": "a time of day",
+    "sunrise": "a time of day",
+    "dusk": "a time of day",
+    "dawn": "a time of day",
+    "winter": "a season",
+    "summer": "a season",
+}
+"""Reviewed events and times: counted as objects they read as nonsense ("2 games")."""
+GROUPS: dict[str, str] = {
+    "audience": "a group of people (issue 37: counted 8 times)",
+    "crowd": "a group of people",
+    "team": "a group of players",
+    "herd": "a group of animals",
+    "flock": "a group of birds or sheep",
+    "family": "a group of people",
+    "group": "a group",
+    "traffic": "vehicles as one mass",
+    "fleet": "a group of vehicles",
+    "forest": "trees as one area",
+    "woods": "trees as one area",
+    "bleachers": "rows of seats as one stand",
+    "orchestra": "a group of musicians",
+    "choir": "a group of singers",
+    "army": "a group of soldiers",
+    "staff": "a group of workers",
+    "public": "people",
+    "gang": "a group of people",
+    "clutter": "a confused multitude of things",
+    "collection": "several things as one",
+    "assortment": "several things as one",
+    "variety": "several things as one",
+    "array": "several things as one",
+}
+"""Reviewed group nouns: one object of the scene graph stands for many things."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One annotated object: its dataset, name and attribute values (all lower case)."""
+
+    dataset: str
+    noun: str
+    attributes: tuple[str, ...]
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).lower().split())
+
+
+def gqa_observations(data: Mapping[str, Any], dataset: str) -> Iterator[Observation]:
+    for scene in data.values():
+        for obj in scene.get("objects", {}).values():
+            attrs = tuple(_norm(a) for a in obj.get("attributes", []) if _norm(a))
+            yield Observation(dataset, _norm(obj.get("name", "")), attrs)
+
+
+def vg_observations(data: Sequence[Mapping[str, Any]], dataset: str) -> Iterator[Observation]:
+    for scene in data:
+        for obj in scene.get("objects", []):
+            attrs = tuple(_norm(a) for a in obj.get("attributes", []) or [] if _norm(a))
+            for name in obj.get("names", []):
+                yield Observation(dataset, _norm(name), attrs)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file: its label, path (as given) and digest, recorded in the files."""
+
+    dataset: str
+    path: str
+    sha256: str
+    images: int
+
+
+def default_real_dir() -> Path:
+    """``../shared/data/real`` beside the repository (the shared copy of the real samples)."""
+    return Path(__file__).resolve().parents[4] / "shared" / "data" / "real"
+
+
+def read_samples(real_dir: Path | None) -> tuple[list[Observation], list[Source]]:
+    """The objects of the bundled GQA and VG samples and, when ``real_dir`` holds them, of the
+    real GQA and VG samples (``gqa/train_sceneGraphs.first100.json``,
+    ``vg/scene_graphs.first100.json``)."""
+    obs: list[Observation] = []
+    sources: list[Source] = []
+    samples = resources.files("covr_loaders").joinpath("samples")
+    inputs: list[tuple[str, str, Any]] = [
+        ("gqa-bundled", "covr_loaders/samples/gqa/val_sceneGraphs.json",
+         samples.joinpath("gqa", "val_sceneGraphs.json")),
+        ("vg-bundled", "covr_loaders/samples/vg/scene_graphs.json",
+         samples.joinpath("vg", "scene_graphs.json")),
+    ]  # fmt: skip
+    if real_dir is not None:
+        inputs += [
+            ("gqa-real", "gqa/train_sceneGraphs.first100.json",
+             real_dir / "gqa" / "train_sceneGraphs.first100.json"),
+            ("vg-real", "vg/scene_graphs.first100.json",
+             real_dir / "vg" / "scene_graphs.first100.json"),
+        ]  # fmt: skip
+    for dataset, label, path in inputs:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+        found = (
+            gqa_observations(data, dataset)
+            if dataset.startswith("gqa")
+            else (vg_observations(data, dataset))
+        )
+        obs += found
+        sources.append(Source(dataset, label, hashlib.sha256(raw).hexdigest(), len(data)))
+    return obs, sources
+
+
+def evidence_values(types_of: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Value -> the one category it shows (see the module docstring)."""
+    return {
+        v: kinds[0]
+        for v, kinds in types_of.items()
+        if len(set(kinds)) == 1 and v not in NOT_EVIDENCE
+    }
+
+
+def concrete_sense(wordnet: Any, noun: str) -> Any:
+    """The noun's first sense among :data:`SENSES` in :data:`CONCRETE_LEXNAMES` (else in
+    :data:`SECOND_LEXNAMES`); a multi-word name WordNet does not know falls back to its last
+    word when it has two ("street light" -> light; VG's "man riding a horse" is no horse).
+    None if WordNet has neither."""
+    options = [noun] if noun.count(" ") != 1 else [noun, noun.rpartition(" ")[2]]
+    for words in options:
+        senses = wordnet.synsets(words.replace(" ", "_"), "n")[:SENSES]
+        for tier in (CONCRETE_LEXNAMES, SECOND_LEXNAMES):
+            for s in senses:
+                if s.lexname() in tier:
+                    return s
+    return None
+
+
+class Classes:
+    """WordNet classes of nouns (see :data:`CLASS_HOPS`, :data:`CLASS_MAX`), memoized."""
+
+    def __init__(self, wordnet: Any) -> None:
+        self.wordnet = wordnet
+        self._sizes: dict[str, int] = {}
+
+    def size(self, synset: Any) -> int:
+        name = synset.name()
+        if name not in self._sizes:
+            below = synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms())
+            self._sizes[name] = sum(1 for _ in below)
+        return self._sizes[name]
+
+    def of(self, noun: str) -> tuple[str, ...]:
+        sense = concrete_sense(self.wordnet, noun)
+        if sense is None:
+            return ()
+        found = [sense]
+        level = [sense]
+        for _ in range(CLASS_HOPS):
+            # instances are named entities; sorted: nltk gives hypernyms in no fixed order
+            level = sorted({h for s in level for h in s.hypernyms()}, key=lambda h: h.name())
+            found += level
+        keep = [s.name() for s in found if s is sense or self.size(s) <= CLASS_MAX]
+        return tuple(dict.fromkeys(keep))
+
+
+def _count_text(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} {n}" for k, n in sorted(counter.items()))
+
+
+def build_categories(
+    observations: Iterable[Observation],
+    types_of: Mapping[str, Sequence[str]],
+    classes: Classes,
+    vocabulary: Iterable[str],
+    sources: Sequence[Source],
+) -> dict[str, Any]:
+    """The ``noun_attributes.json`` document."""
+    evidence = evidence_values(types_of)
+    direct: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    values: dict[str, set[str]] = defaultdict(set)
+    for o in observations:
+        if not o.noun:
+            continue
+        key = noun_key(o.noun)
+        values[key]  # a data noun, even without attributes
+        for a in o.attributes:
+            values[key].add(canonical_value(a))
+            if a in evidence:
+                direct[key][evidence[a]][o.dataset] += 1
+    nouns = sorted(set(values) | {noun_key(v) for v in vocabulary if v.strip()})
+    noun_classes = {n: classes.of(n) for n in nouns}
+    members: dict[str, list[str]] = defaultdict(list)
+    for n in values:
+        for k in noun_classes[n]:
+            members[k].append(n)
+    with_evidence = [n for n in values if direct[n]]
+    shares = Counter(c for n in with_evidence for c in direct[n])
+    defaults = {
+        c: f"data: {k} of the {len(with_evidence)} data nouns with an evidence value"
+        for c, k in sorted(shares.items())
+        if k >= DEFAULT_SHARE * len(with_evidence)
+    }
+    out: dict[str, Any] = {}
+    for n in nouns:
+        cats: dict[str, str] = {}
+        for c, counts in sorted(direct[n].items()):
+            cats[c] = f"data: {_count_text(counts)}"
+        for k in noun_classes[n]:
+            givers: dict[str, list[str]] = defaultdict(list)
+            for m in sorted(members[k]):
+                for c in direct[m] if m != n else ():
+                    givers[c].append(m)
+            for c, who in sorted(givers.items()):
+                if c not in cats and c not in defaults and len(who) >= CLASS_GIVERS:
+                    more = f" (+{len(who) - 4})" if len(who) > 4 else ""
+                    cats[c] = f"class {k}: {', '.join(who[:4])}{more}"
+        entry: dict[str, Any] = {}
+        if noun_classes[n]:
+            entry["classes"] = list(noun_classes[n])
+        if cats:
+            entry["categories"] = cats
+        if n in values:
+            entry["values"] = sorted(values[n])
+        if n in values or cats:
+            out[n] = entry
+    return {
+        "about": (
+            "Attribute categories and values each noun takes (issue 37). Generated by `python -m "
+            "covr.questions.word_knowledge` from the samples below and WordNet 3.0; rules in that "
+            "module's docstring; do not edit by hand (review the lists in the module)."
+        ),
+        "sources": [vars(s) for s in sources]
+        + [{"dataset": "wordnet", "path": "WordNet 3.0 (Debian wordnet-base)"}],
+        "rule": {
+            "evidence": "a value of exactly one category of covr/related/resources/attributes.json, "
+            "not in not_evidence",
+            "class_hops": CLASS_HOPS,
+            "class_max_hyponyms": CLASS_MAX,
+            "class_givers": CLASS_GIVERS,
+            "default_share": DEFAULT_SHARE,
+        },
+        "not_evidence": dict(sorted(NOT_EVIDENCE.items())),
+        "relative_scales": RELATIVE_SCALES,
+        "default_categories": defaults,
+        "nouns": out,
+    }
+
+
+def build_implied(wordnet: Any, vocabulary: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+    """The ``implied_attributes.json`` document, and the vocabulary nouns whose gloss says young
+    but that :data:`IMPLIED` does not list (printed for review)."""
+    nouns: dict[str, Any] = {}
+    for noun, attrs in sorted(IMPLIED.items()):
+        sense = concrete_sense(wordnet, noun)
+        gloss = f"{sense.name()}: {sense.definition()}" if sense is not None else "not in WordNet"
+        nouns[noun] = {"attributes": list(attrs), "source": f"reviewed; WordNet {gloss}"}
+    review = []
+    for noun in sorted({noun_key(v) for v in vocabulary} - set(IMPLIED)):
+        sense = concrete_sense(wordnet, noun)
+        if sense is None or sense.lexname() not in ("noun.person", "noun.animal"):
+            continue
+        words = set(sense.definition().replace(",", " ").replace(";", " ").split())
+        if words & set(YOUNG_GLOSS):
+            review.append(f"{noun}: {sense.name()} {sense.definition()}")
+    doc = {
+        "about": (
+            "Attributes a noun implies (issue 37): a question never uses them, since a plain 'boy' "
+            "is young too. Generated by `python -m covr.questions.word_knowledge` from the "
+            "reviewed list covr.questions.word_knowledge.IMPLIED; each source is the WordNet 3.0 "
+            "gloss it was checked against."
+        ),
+        "nouns": nouns,
+    }
+    return doc, review
+
+
+def _lexname_rule(wordnet: Any, noun: str, lexnames: frozenset[str]) -> Any:
+    """The noun's first sense if it and the second sense (when there is one) are in ``lexnames``
+    or at least not things (:data:`CONCRETE_LEXNAMES`); else None."""
+    senses = wordnet.synsets(noun.replace(" ", "_"), "n")
+    if not senses or senses[0].lexname() not in lexnames:
+        return None
+    if any(s.lexname() in CONCRETE_LEXNAMES for s in senses[:2]):
+        return None
+    return senses[0]
+
+
+def build_uncountable(wordnet: Any, vocabulary: Iterable[str]) -> dict[str, Any]:
+    """The ``uncountable_nouns.json`` document: groups and events of the vocabulary by the
+    WordNet rule, minus :data:`COUNTABLE`, plus the reviewed :data:`GROUPS` and :data:`EVENTS`
+    (a reviewed entry keeps the rule's reading as well when the rule found it too)."""
+    found: dict[str, dict[str, str]] = {"groups": {}, "events": {}}
+    for noun in sorted({noun_key(v) for v in vocabulary}):
+        if noun in COUNTABLE or " " in noun:
+            continue
+        for kind, lexnames in (("groups", GROUP_LEXNAMES), ("events", EVENT_LEXNAMES)):
+            if (s := _lexname_rule(wordnet, noun, lexnames)) is not None:
+                found[kind][noun] = f"wordnet {s.name()} ({s.lexname()}): {s.definition()}"
+                break
+    rule = {**found["groups"], **found["events"]}
+    sections: dict[str, dict[str, str]] = {"groups": {}, "events": {}}
+    for kind, reviewed in (("groups", GROUPS), ("events", EVENTS)):
+        for noun, why in reviewed.items():
+            also = f"; {rule[noun]}" if noun in rule else ""
+            sections[kind][noun] = f"reviewed: {why}{also}"
+    for kind in ("groups", "events"):
+        for noun, why in found[kind].items():
+            if noun not in GROUPS and noun not in EVENTS:
+                sections[kind][noun] = why
+    return {
+        "about": (
+            "Nouns that are not countable objects in a picture (issue 37): groups and events or "
+            "times. Generated by `python -m covr.questions.word_knowledge`: the first WordNet 3.0 "
+            "sense of a vocabulary noun is a group (an event, act, time or process) and neither of "
+            "its first two senses is a thing; minus the reviewed COUNTABLE list, plus the "
+            "reviewed GROUPS and EVENTS (covr.questions.word_knowledge)."
+        ),
+        "countable": {k: f"reviewed: {v}" for k, v in sorted(COUNTABLE.items())},
+        "groups": dict(sorted(sections["groups"].items())),
+        "events": dict(sorted(sections["events"].items())),
+    }
+
+
+def vocabulary(observations: Iterable[Observation]) -> set[str]:
+    """Nouns the files describe: the samples' object names, the related-image noun groups and
+    the synthetic generator's real words (multi-word names included)."""
+    words = {o.noun for o in observations if o.noun}
+    groups = json.loads(
+        resources.files("covr.related").joinpath("resources", "nouns.json").read_text()
+    )
+    words |= {w for group in groups["synonyms"] for w in group}
+    words |= {w for key, more in groups["hyponyms"].items() for w in (key, *more)}
+    from covr_loaders.synthetic_words import CORE_NOUNS  # the samples come from covr_loaders too
+
+    words |= {w for nouns in CORE_NOUNS.values() for w in nouns}
+    words |= set(IMPLIED) | set(EVENTS) | set(GROUPS)
+    return {_norm(w) for w in words if _norm(w)}
+
+
+def render(document: Mapping[str, Any], entries: str) -> str:
+    """JSON with one entry of the ``entries`` section a line, so diffs stay readable."""
+    head = {k: v for k, v in document.items() if k != entries}
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    lines = [
+        f"  {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+        for k, v in document[entries].items()
+    ]
+    return f'{text},\n "{entries}": {{\n' + ",\n".join(lines) + "\n }\n}\n"
+
+
+def build_all(wordnet: Any, real_dir: Path | None) -> dict[str, str]:
+    """File name -> text of every word-knowledge file (mass_nouns.json included)."""
+    from covr.questions import mass_nouns
+    from covr.questions.world import default_attribute_types
+
+    observations, sources = read_samples(real_dir)
+    vocab = vocabulary(observations)
+    types_of = default_attribute_types().types_of
+    cats = build_categories(observations, types_of, Classes(wordnet), vocab, sources)
+    implied_doc, review = build_implied(wordnet, vocab)
+    for line in review:
+        print(f"review (gloss says young, not in IMPLIED): {line}", file=sys.stderr)
+    uncountable = build_uncountable(wordnet, vocab)
+    mass = mass_nouns.build(wordnet, mass_nouns.dataset_vocabulary(cats["nouns"]))
+    return {
+        CATEGORIES_RESOURCE: render(cats, "nouns"),
+        IMPLIED_RESOURCE: render(implied_doc, "nouns"),
+        UNCOUNTABLE_RESOURCE: json.dumps(uncountable, indent=1, ensure_ascii=False) + "\n",
+        mass_nouns.RESOURCE: mass_nouns.render(mass),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Regenerate the word-knowledge files under ``resources/`` (``--real DIR``: the folder with
+    the real samples, default ``../shared/data/real``; ``--out DIR``: write elsewhere)."""
+    from covr.models import open_configured_wordnet
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    real = default_real_dir()
+    out = Path(__file__).parent / "resources"
+    while args:
+        flag = args.pop(0)
+        if flag == "--real" and args:
+            real = Path(args.pop(0))
+        elif flag == "--out" and args:
+            out = Path(args.pop(0))
+        else:
+            print("usage: python -m covr.questions.word_knowledge [--real DIR] [--out DIR]")
+            return 2
+    if not (real / "gqa" / "train_sceneGraphs.first100.json").is_file():
+        print(f"the real samples are not in {real} (give --real DIR)", file=sys.stderr)
+        return 2
+    files = build_all(open_configured_wordnet(), real)
+    for name, text in files.items():
+        out.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text, encoding="utf-8")
+        print(f"{name}: {len(text):,} bytes -> {out / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
