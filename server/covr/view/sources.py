@@ -61,20 +61,30 @@ def find_photo(images_dir: Path | None, image_id: str) -> Path | None:
     """The photo of ``image_id`` under ``COVR_IMAGES_DIR``, if there is one.
 
     Looked up as ``<dir>/<source>/<original id>`` then ``<dir>/<original id>``, each as given
-    (imSitu ids end in ``.jpg``) or with a usual image suffix. Ids never leave the folder.
+    (imSitu ids end in ``.jpg``) or with a usual image suffix. Ids never leave the folder: both
+    parts must be plain names, and the file found must resolve to a path under the folder (a
+    link out of it is refused). Until issue 40 only the part after ``:`` was checked, and
+    ``..%2Foutside:secret`` or ``%2Fany%2Fdir:secret`` served files from anywhere.
     """
     if images_dir is None:
         return None
     source, _, original = image_id.partition(":")
-    if not original or "/" in original or "\\" in original or original.startswith("."):
+    if not (_plain_name(source) and _plain_name(original)):
         return None
     root = images_dir.resolve()
     for folder in (root / source, root):
         for name in (original, *(original + s for s in PHOTO_SUFFIXES)):
             candidate = folder / name
             if candidate.suffix.lower() in PHOTO_SUFFIXES and candidate.is_file():
-                return candidate
+                real = candidate.resolve()
+                return real if real.is_relative_to(root) else None
     return None
+
+
+def _plain_name(part: str) -> bool:
+    """One path component that names something inside a folder (no separator, no dot start,
+    no NUL)."""
+    return bool(part) and not any(c in part for c in "/\\\x00") and not part.startswith(".")
 
 
 def data_uri(path: Path) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,3 +209,27 @@ def test_generated_examples_are_all_drawn_as_valid_svg() -> None:
             if role.role == "distractor":
                 traced += bool(role.marks.substituted)
     assert traced > 0
+
+
+def test_photos_never_come_from_outside_the_images_folder(tmp_path: Path) -> None:
+    """Issue 40 item 4: ``/photo?id=..%2Foutside:secret`` and ``%2Fany%2Fdir:secret2`` served
+    files outside COVR_IMAGES_DIR (only the part after ``:`` was checked)."""
+    from covr.view.sources import find_photo
+
+    images = tmp_path / "images"
+    (images / "gqa").mkdir(parents=True)
+    (images / "gqa" / "1.jpg").write_bytes(b"photo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.jpg").write_bytes(b"secret")
+    (images / "gqa" / "2.jpg").symlink_to(outside / "secret.jpg")
+    assert find_photo(images, "gqa:1") == (images / "gqa" / "1.jpg").resolve()
+    for hostile in (
+        "../outside:secret",
+        f"{outside}:secret",
+        "gqa:../../outside/secret",
+        "..:outside",
+        "gqa:2",  # a link out of the folder
+        "gqa\x00:1",
+    ):
+        assert find_photo(images, hostile) is None, hostile
