@@ -35,6 +35,8 @@ INDEX_SUFFIX = ".covr-index.sqlite"
 REQUIRED_FIELDS = ("qid", "utterance", "scenes", "answer")
 _HEAD_BYTES = 1 << 16
 _BATCH = 5000
+MAX_OFFSET = 2**62
+"""The largest page offset asked of SQLite (its integers are 64-bit; no file has this many)."""
 
 
 class DatasetError(ValueError):
@@ -430,7 +432,9 @@ class Dataset:
     def page(self, filters: Filters, offset: int = 0, limit: int = 25) -> Page:
         """One page of matching examples in file order, and how many match in all."""
         where, params = self._where(filters)
-        offset = max(0, offset)
+        # SQLite takes 64-bit integers: /?offset=10^30 was an OverflowError and an HTTP 500
+        # (issue 40 item 11); past the last row is an empty page, however far past
+        offset = min(max(0, offset), MAX_OFFSET)
         with self._lock:
             total = int(
                 self._con.execute(f"SELECT count(*) FROM examples{where}", params).fetchone()[0]  # noqa: S608

@@ -47,6 +47,15 @@ def test_index_is_built_once_and_kept_beside_the_file(jsonl: Path) -> None:
     assert changed.example("extra")["qid"] == "extra"
 
 
+def test_a_page_past_the_end_is_empty_however_far(jsonl: Path) -> None:
+    """Issue 40 item 11: ``/?offset=10^30`` made SQLite overflow and the viewer answer 500."""
+    data = Dataset(jsonl)
+    for offset in (10**30, 2**63, 2**62):
+        page = data.page(Filters(), offset, 5)
+        assert page.rows == []
+        assert page.total == len(sample_examples())
+
+
 def test_pages_follow_file_order_and_read_the_examples_back(jsonl: Path) -> None:
     data = Dataset(jsonl)
     examples = sample_examples()
