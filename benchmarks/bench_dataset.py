@@ -6,7 +6,10 @@ keeps running), then runs, ``--repeats`` times and interleaved, as fresh process
 worker:
 
 - ``all``: ``covr generate`` over every image, no quota (what a user ran before issue 36);
-- ``per-template``: ``covr generate --per-template N``.
+- ``per-template``: ``covr generate --per-template N``;
+- ``baseline`` (with ``--baseline DIR``, e.g. a ``git worktree`` of an older commit): that
+  checkout's ``covr generate`` over every image, its packages first on ``PYTHONPATH``, on the
+  same store (the before/after ratio of one run).
 
 Each is followed by ``covr balance --per-template N`` (not timed). Reported per mode (medians):
 examples, CPU seconds of the ``covr`` process plus the graph server's, questions per
@@ -19,7 +22,7 @@ of images shown. The saving of ``--per-template``: CPU per balanced example, ``a
 ``per-template``, for a release of the same per-form size.
 
 Run: ``.venv/bin/python benchmarks/bench_dataset.py [--gqa FILE] [--per-template 40]
-[--repeats 3] [--work DIR] [--json PATH]``.
+[--repeats 3] [--baseline DIR] [--work DIR] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ def main() -> None:
     parser.add_argument("--per-template", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, help="An older checkout to run beside.")
     parser.add_argument("--work", type=Path, default=Path("/tmp/covr-bench-dataset"))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -109,7 +113,12 @@ def main() -> None:
     env.update(COVR_DATA_DIR=str(data), COVR_GRAPH_URI="")
     _covr(["db", "start"], env)
     n = str(args.per_template)
-    modes = {"all": [], "per-template": ["--per-template", n]}
+    modes: dict[str, list[str]] = {"all": [], "per-template": ["--per-template", n]}
+    envs = dict.fromkeys(modes, env)
+    if args.baseline is not None:
+        modes["baseline"] = []
+        old = args.baseline.resolve()
+        envs["baseline"] = {**env, "PYTHONPATH": f"{old / 'server'}{os.pathsep}{old / 'loaders'}"}
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     try:
         if not (args.work / "loaded").exists():
@@ -119,9 +128,10 @@ def main() -> None:
         for repeat in range(args.repeats):
             for mode, flags in modes.items():
                 out = args.work / f"{mode}.jsonl"
-                run = cli_run(env, pid, [*flags, "--seed", str(args.seed), "--workers", "1"], out)
+                flags = [*flags, "--seed", str(args.seed), "--workers", "1"]
+                run = cli_run(envs[mode], pid, flags, out)
                 balanced = args.work / f"{mode}.balanced.jsonl"
-                _covr(["balance", str(out), str(balanced), "--per-template", n], env)
+                _covr(["balance", str(out), str(balanced), "--per-template", n], envs[mode])
                 run["balanced"] = sum(1 for _ in balanced.open())
                 run["repeat"] = repeat
                 runs[mode].append(run)
@@ -144,6 +154,10 @@ def main() -> None:
             "run": figures(read(args.work / f"{mode}.jsonl")),
             "release": figures(read(args.work / f"{mode}.balanced.jsonl")),
         }
+    if "baseline" in report:
+        report["ratio_to_baseline_questions_per_cpu_s"] = round(
+            report["all"]["questions_per_cpu_s"] / report["baseline"]["questions_per_cpu_s"], 2
+        )
     report["per_template_saves"] = round(
         report["all"]["cpu_ms_per_balanced_example"]
         / max(1e-9, report["per-template"]["cpu_ms_per_balanced_example"]),
