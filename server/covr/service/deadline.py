@@ -6,9 +6,11 @@ for the duration of a call; gRPC runs a call, streaming ones included, on one po
 rooms (related images, questions) get that wrapped store once at start-up and keep their caches;
 every read then
 runs with ``timeout = min(what the caller of read asked, the configured query timeout, the time
-the RPC has left)``, so a query never outlives the RPC that wanted it: the store stops it server-side and
+the RPC has left)`` (a ``read_many`` batch shares the time left among its statements), so a query
+never outlives the RPC that wanted it: the store stops it server-side and
 the RPC answers ``DEADLINE_EXCEEDED`` instead of leaving work running for nobody. Rooms that take a
-:class:`~covr.graph.GraphStore` get this for free without knowing about gRPC.
+:class:`~covr.graph.GraphStore` get this for free without knowing about gRPC. Every other method
+of the store reaches the inner store unchanged (:class:`~covr.graph.forwarding.ForwardingStore`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from typing import Any
 import grpc
 
 from covr.graph.errors import QueryTimeout
+from covr.graph.forwarding import ForwardingStore
 from covr.graph.store import (
     GraphStore,
-    Health,
-    IndexState,
     Params,
     QueryLike,
     Row,
@@ -87,8 +88,16 @@ class RequestDeadlines:
         return None if left is None else float(left)
 
 
-class DeadlineStore(GraphStore):
-    """A view of ``inner`` whose reads and writes are bounded by ``time_left()`` seconds."""
+class DeadlineStore(ForwardingStore):
+    """A view of ``inner`` whose reads and writes are bounded by ``time_left()`` seconds.
+
+    Every method of the store reaches ``inner`` (:class:`ForwardingStore`: a method this class
+    did not write is passed on, never replaced by :class:`GraphStore`'s generic default), so
+    behind the service each backend keeps its own way: Neo4j's ``read_many`` runs a lookup
+    round in one transaction and its ``forget_plans`` drops stale plans after an import (both
+    were lost before, issue 38). The methods that take a ``timeout`` get the bounded one; the
+    others have none to bound and are passed on as they are.
+    """
 
     def __init__(
         self,
@@ -99,41 +108,58 @@ class DeadlineStore(GraphStore):
         cancelled: Callable[[], bool] | None = None,
         before_read: Callable[[], None] | None = None,
     ) -> None:
-        self.inner = inner
-        self.backend = inner.backend
-        self.location = inner.location
+        super().__init__(inner)
         self._time_left = time_left
         self._cap = cap
         self._cancelled = cancelled
         self._before_read = before_read
 
-    def _timeout(self, query: QueryLike, asked: float | None) -> float:
+    def _timeout(self, name: str, asked: float | None, statements: int = 1) -> float:
+        """The timeout of each of ``statements`` statements: what was ``asked`` (or the cap),
+        and together no more than the RPC has left."""
         timeout = self._cap if asked is None else min(asked, self._cap)
         left = self._time_left()
         if left is None:
             return timeout
         if left <= MIN_TIMEOUT_S:
-            raise QueryTimeout(as_statement(query).name, "the RPC deadline has passed")
-        return min(timeout, left)
+            raise QueryTimeout(name, "the RPC deadline has passed")
+        return min(timeout, left / max(statements, 1))
 
-    def read(
-        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
-    ) -> list[Row]:
+    def _start_read(self, name: str) -> None:
         # A call whose client has gone stops at its next read: the engine and the lookup compute
         # whole results before the stream sends them, and would otherwise hold a worker (and a
         # place under COVR_SERVICE_MAX_CONCURRENT_RPCS) for seconds for nobody. Writes are not
         # stopped (an import batch deletes, then creates), nor reads of an import (its name
         # statistics refresh reads between writes: see RequestDeadlines.scope).
         if self._cancelled is not None and self._cancelled():
-            raise QueryTimeout(as_statement(query).name, "the client cancelled the call")
+            raise QueryTimeout(name, "the client cancelled the call")
         if self._before_read is not None:
             self._before_read()
-        return self.inner.read(query, params, timeout=self._timeout(query, timeout))
+
+    def read(
+        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
+    ) -> list[Row]:
+        name = as_statement(query).name
+        self._start_read(name)
+        return self.inner.read(query, params, timeout=self._timeout(name, timeout))
+
+    def read_many(
+        self, statements: Iterable[tuple[QueryLike, Params]], *, timeout: float | None = None
+    ) -> list[Row]:
+        """The inner store's ``read_many`` (one transaction on Neo4j), stopped and bounded as a
+        read is. Its ``timeout`` is each statement's (the backends give the batch that much per
+        statement), so the time left is shared out: the batch never outlives the RPC."""
+        batch = list(statements)
+        name = as_statement(batch[0][0]).name if batch else "read_many"
+        self._start_read(name)
+        bounded = self._timeout(name, timeout, statements=len(batch))
+        return self.inner.read_many(batch, timeout=bounded)
 
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> WriteSummary:
-        return self.inner.write(query, params, timeout=self._timeout(query, timeout))
+        name = as_statement(query).name
+        return self.inner.write(query, params, timeout=self._timeout(name, timeout))
 
     def write_rows(
         self,
@@ -144,8 +170,10 @@ class DeadlineStore(GraphStore):
         params: Params | None = None,
         on_batch: Callable[[WriteSummary], None] | None = None,
     ) -> WriteSummary:
-        return super().write_rows(
-            query, rows, batch_size=batch_size, params=params, on_batch=on_batch
+        """Built on this view's :meth:`write`, not passed on: ``write_rows`` takes no timeout,
+        so only batch by batch can each be bounded by the time the RPC has left then."""
+        return GraphStore.write_rows(
+            self, query, rows, batch_size=batch_size, params=params, on_batch=on_batch
         )
 
     def replace_images(
@@ -155,17 +183,11 @@ class DeadlineStore(GraphStore):
         bounded = self._timeout("load/create_images", timeout)
         return self.inner.replace_images(present, create, timeout=bounded)
 
-    def index_states(self) -> list[IndexState]:
-        return self.inner.index_states()
-
-    def apply_schema(self) -> list[IndexState]:
-        return self.inner.apply_schema()
-
-    def health(self) -> Health:
-        return self.inner.health()
-
-    def snapshot(self) -> None:
-        self.inner.snapshot()
+    def forget_plans(self) -> None:
+        """Passed on without the RPC's deadline: it follows an import that has written (the
+        plans are stale whether or not its client still waits), and the store bounds it by its
+        own query timeout."""
+        self.inner.forget_plans()
 
     def clear(self) -> None:
         raise PermissionError("the service never clears the store")

@@ -12,14 +12,15 @@ ImportSceneGraphs (tests/integration/service/test_import_limits.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from covr.graph import GraphStore, QueryError, catalog
-from covr.graph.store import IndexState, Params, QueryLike, Row, WriteSummary
+from covr.graph.forwarding import ForwardingStore
+from covr.graph.store import Params, QueryLike, Row, WriteSummary
 from covr.scene.model import SceneGraph
 from covr.settings import Settings
 from covr_loaders import gqa, synthetic
@@ -130,18 +131,17 @@ class Killed(BaseException):
     """The writer process dying: nothing after it runs, not even an ``except Exception``."""
 
 
-class DyingStore(GraphStore):
+class DyingStore(ForwardingStore):
     """A real store whose caller dies before its ``die_at``-th statement (then answers nothing).
 
     On a backend that overrides :meth:`GraphStore.replace_images` (Neo4j: one transaction) the
     replacement is one call, as it is one unit on the server; elsewhere it runs the default here,
-    so that every one of its statements passes through :meth:`write` and can be the last.
+    so that every one of its statements passes through :meth:`write` and can be the last. Every
+    other store method reaches the real store (:class:`ForwardingStore`).
     """
 
     def __init__(self, inner: GraphStore, die_at: int | None) -> None:
-        self.inner = inner
-        self.backend = inner.backend
-        self.location = inner.location
+        super().__init__(inner)
         self.die_at = die_at
         self.calls: list[str] = []
 
@@ -156,35 +156,45 @@ class DyingStore(GraphStore):
         self._tick(getattr(query, "name", "<inline>"))
         return self.inner.read(query, params, timeout=timeout)
 
+    def read_many(
+        self, statements: Iterable[tuple[QueryLike, Params]], *, timeout: float | None = None
+    ) -> list[Row]:
+        batch = list(statements)
+        for query, _ in batch:
+            self._tick(getattr(query, "name", "<inline>"))
+        return self.inner.read_many(batch, timeout=timeout)
+
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
     ) -> WriteSummary:
         self._tick(getattr(query, "name", "<inline>"))
         return self.inner.write(query, params, timeout=timeout)
 
+    def write_rows(
+        self,
+        query: QueryLike,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int,
+        params: Params | None = None,
+        on_batch: Callable[[WriteSummary], None] | None = None,
+    ) -> WriteSummary:
+        # batch by batch through write: each batch is a statement that can be the last
+        return GraphStore.write_rows(
+            self, query, rows, batch_size=batch_size, params=params, on_batch=on_batch
+        )
+
     def replace_images(
         self, present: Sequence[str], create: Params, *, timeout: float | None = None
     ) -> WriteSummary:
         if type(self.inner).replace_images is GraphStore.replace_images:
-            return super().replace_images(present, create, timeout=timeout)
+            return GraphStore.replace_images(self, present, create, timeout=timeout)
         self._tick("replace_images")
         return self.inner.replace_images(present, create, timeout=timeout)
-
-    def index_states(self) -> list[IndexState]:
-        return self.inner.index_states()
-
-    def apply_schema(self) -> list[IndexState]:
-        return self.inner.apply_schema()
-
-    def health(self) -> Any:
-        return self.inner.health()
 
     def snapshot(self) -> None:
         self._tick("snapshot")
         self.inner.snapshot()
-
-    def clear(self) -> None:
-        self.inner.clear()
 
     def close(self) -> None:
         return

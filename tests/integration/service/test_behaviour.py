@@ -19,7 +19,6 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from covr.graph.store import Params, QueryLike, Row, as_statement
 from covr.service.deadline import DeadlineStore, RequestDeadlines
 from covr.settings import Settings
 from covr_client import (
@@ -33,36 +32,8 @@ from covr_client import (
 )
 from covr_client._proto import service_pb2_grpc, store_pb2
 from covr_client.config import KEEPALIVE_TIME_S, NO_RETRY
+from tests.support.recording_store import RecordingStore
 from tests.support.service_server import TestServer, running_server
-
-
-class RecordingStore(DeadlineStore):
-    """The real store, with every read's timeout recorded and an optional delay per read."""
-
-    def __init__(self, inner: Any, delay: float = 0.0) -> None:
-        super().__init__(inner, lambda: None, cap=1e9)
-        self.delay = delay
-        self.log: list[tuple[float | None, str, str]] = []
-        """(timeout, thread, statement) of every read so far: what a failed check shows."""
-
-    @property
-    def timeouts(self) -> list[float | None]:
-        return [timeout for timeout, _, _ in self.log]
-
-    def reads(self) -> list[tuple[float | None, str, str]]:
-        return list(self.log)
-
-    def forget(self) -> None:
-        self.log.clear()
-
-    def read(
-        self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None
-    ) -> list[Row]:
-        self.log.append((timeout, threading.current_thread().name, as_statement(query).name))
-        if self.delay:
-            time.sleep(self.delay)
-        return self.inner.read(query, params, timeout=timeout)
-
 
 # ---------------------------------------------------------------------- deadlines
 

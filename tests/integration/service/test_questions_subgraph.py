@@ -31,8 +31,8 @@ from covr_client._proto import questions_pb2, scene_pb2, service_pb2_grpc
 from covr_client.config import NO_RETRY
 from covr_loaders.readback import get_scene_graph
 from tests.integration.service.conftest import rpc_code
-from tests.integration.service.test_behaviour import RecordingStore
 from tests.support.question_oracle import Fail, Oracle
+from tests.support.recording_store import RecordingStore
 from tests.support.service_server import TestServer, running_server
 
 pytestmark = pytest.mark.integration
