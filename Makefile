@@ -21,6 +21,15 @@ PYTEST_ARGS ?=
 # collection order, where tests/conftest.py puts the slowest first (xdist's default order, most
 # tests first, started two-minute files last and left one worker finishing alone).
 TEST_WORKERS ?= 2
+# `make bench` runs these benchmarks (every one by default) with --quick, each one's output in
+# BENCH_LOGS/<name>.log (benchmarks/harness.py: quick runs write under /tmp/covr-bench-quick).
+BENCHES ?= $(sort $(wildcard benchmarks/bench_*.py))
+BENCH_LOGS ?= /tmp/covr-bench-quick/logs
+# setuptools tells every editable install (a meta path finder here, as package-dir maps the rooms)
+# "Editable installation ... be careful with folders in your working directory with the same name
+# as your package", and pip shows it as a BuildBackendWarning even with --quiet. Only that notice
+# is filtered; any other backend warning still prints.
+EDITABLE_QUIET := PYTHONWARNINGS='ignore:Editable installation:UserWarning:setuptools.command.editable_wheel'
 
 .PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
 
@@ -34,13 +43,13 @@ $(RUN_STAMP): pyproject.toml clients/python/pyproject.toml scripts/setup-system.
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e . -e clients/python
+	$(EDITABLE_QUIET) $(BIN)/python -m pip install --quiet -e . -e clients/python
 	touch $@
 
 # The checks also need the dev tools and the training extra (scikit-learn, onnx: the tests retrain).
 $(PY_STAMP): $(RUN_STAMP)
 	bash scripts/setup-system.sh
-	$(BIN)/python -m pip install --quiet -e '.[dev,train]' -e clients/python
+	$(EDITABLE_QUIET) $(BIN)/python -m pip install --quiet -e '.[dev,train]' -e clients/python
 	touch $@
 
 $(NODE_STAMP): tools/cypher-lint/package.json tools/cypher-lint/package-lock.json scripts/setup-system.sh
@@ -70,7 +79,7 @@ format: setup ## apply ruff fixes and formatting
 typecheck: setup ## mypy --strict on our packages (generated stubs excluded)
 	$(BIN)/mypy
 
-unit: setup ## unit tests only (no sockets)
+unit: setup ## the unit tier: tests/unit but its slow tests (each under 5 s, no servers or sockets)
 	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
 integration: setup ## integration tests on the embedded FalkorDB and the managed Neo4j (COVR_TEST_BACKENDS narrows)
@@ -79,8 +88,16 @@ integration: setup ## integration tests on the embedded FalkorDB and the managed
 e2e: setup ## end-to-end tests on the Neo4j in COVR_GRAPH_URI, else on the managed Neo4j
 	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
 
-bench: setup ## the benchmarks of benchmarks/ (numbers go in issue notes)
-	$(BIN)/python benchmarks/bench_graph_store.py
+bench: setup ## every benchmark of benchmarks/ in its --quick mode (does each still run? not a measurement)
+	@mkdir -p $(BENCH_LOGS); failed=0; \
+	for bench in $(BENCHES); do \
+	  name=$$(basename $$bench .py); start=$${EPOCHREALTIME/./}; \
+	  if $(BIN)/python $$bench --quick > $(BENCH_LOGS)/$$name.log 2>&1; then status=ok; \
+	  else status="FAILED (exit $$?)"; failed=$$((failed + 1)); tail -n 25 $(BENCH_LOGS)/$$name.log; fi; \
+	  tenths=$$(( ($${EPOCHREALTIME/./} - start) / 100000 )); \
+	  printf '  %-22s %5d.%d s  %s\n' $$name $$((tenths / 10)) $$((tenths % 10)) "$$status"; \
+	done; \
+	if [ $$failed -gt 0 ]; then echo "$$failed benchmark(s) failed; logs in $(BENCH_LOGS)"; exit 1; fi
 
 models: setup ## retrain both ONNX classifiers from the project's resources and compare with the bundled files
 	$(BIN)/covr models train exclusivity --seed 0 --compare

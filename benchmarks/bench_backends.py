@@ -38,14 +38,16 @@ shared with other work: the load average is recorded at every phase.
 
 Run: ``.venv/bin/python benchmarks/bench_backends.py [--scales 0.1 1] [--repeats 2]
 [--queries 200] [--passes 2] [--sources 100] [--question-scales 0.1] [--sample-images 100]
-[--neo4j-heap 2g] [--neo4j-pagecache 2g] [--work DIR] [--json PATH]``.
+[--neo4j-heap 2g] [--neo4j-pagecache 2g] [--backends falkordb neo4j] [--work DIR]
+[--json PATH]`` (one backend: no ratios, no agreement check). ``--quick`` (``make bench``)
+runs tiny sizes on FalkorDB alone; ``--quick --backends falkordb neo4j`` on both (46 s,
+measured 2026-12-07).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import json
 import os
 import shutil
@@ -63,8 +65,22 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importab
 
 from benchmarks.bench_load import store_memory
 from benchmarks.bench_questions import two_answer_share
-from benchmarks.bench_related import _answer, pct, pick_queries
-from benchmarks.bench_service import rss_mb
+from benchmarks.bench_related import pick_queries, related_answer
+from benchmarks.harness import (
+    digest,
+    format_ratio,
+    load_average,
+    load_averages,
+    medians,
+    parse_args,
+    peak_rss_mb,
+    percentile,
+    proc_cpu_s,
+    quick_path,
+    ratios,
+    rss_mb,
+    write_json,
+)
 from covr.graph import GraphStore, catalog, open_store
 from covr.graph.managed import ManagedServer
 from covr.graph.store import as_statement
@@ -86,7 +102,6 @@ BackendName = Literal["falkordb", "neo4j"]
 BACKENDS: tuple[BackendName, BackendName] = ("falkordb", "neo4j")
 SPLIT = "val"
 PING = catalog.get("admin/ping")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 # (key, label, unit, higher is better) of the markdown table, in order
 ROWS: tuple[tuple[str, str, str, bool], ...] = (
@@ -139,28 +154,6 @@ def server_pid(store: GraphStore) -> int:
     if state is None:
         raise SystemExit("the store has no managed server (set no COVR_GRAPH_URI)")
     return state.pid
-
-
-def peak_rss_mb(pid: int) -> float:
-    """``VmHWM`` of a process (peak resident set), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def load_average() -> float:
-    return round(os.getloadavg()[0], 2)
-
-
-def digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 class ReadMeter:
@@ -250,7 +243,7 @@ def open_timed(settings: Settings) -> tuple[GraphStore, float]:
 def phase_load(store: GraphStore, path: Path, settings: Settings) -> dict[str, Any]:
     pid = server_pid(store)
     store.apply_schema()
-    server_cpu = cpu_s(pid)
+    server_cpu = proc_cpu_s(pid)
     client_cpu = time.process_time()
     summary = run_load(
         store,
@@ -270,7 +263,7 @@ def phase_load(store: GraphStore, path: Path, settings: Settings) -> dict[str, A
         "load_write_elements_per_s": round(
             elements / max(summary.seconds - summary.finish_seconds, 1e-9)
         ),
-        "load_server_cpu_s": round(cpu_s(pid) - server_cpu, 2),
+        "load_server_cpu_s": round(proc_cpu_s(pid) - server_cpu, 2),
         "load_client_cpu_s": round(time.process_time() - client_cpu, 2),
         "load_average_load": load_average(),
     }
@@ -294,7 +287,7 @@ def phase_related(
         for seed in range(1, passes + 2):
             label = "cold" if seed == 1 else "warm"
             if seed == 2:
-                reads_before, cpu_before = meter.mark(), cpu_s(pid)
+                reads_before, cpu_before = meter.mark(), proc_cpu_s(pid)
                 cold_texts = set(meter.texts)
                 meter.kinds.clear()
             for g in queries:
@@ -304,18 +297,18 @@ def phase_related(
                 )
                 times[label].append(time.perf_counter() - t0)
                 if seed == 2:
-                    answers.append(_answer(result))
+                    answers.append(related_answer(result))
             pass_p50.append(round(1000 * statistics.median(times[label][-len(queries) :]), 2))
         warm_reads = (meter.calls - reads_before[0], meter.seconds - reads_before[1])
-        warm_cpu = cpu_s(pid) - cpu_before
+        warm_cpu = proc_cpu_s(pid) - cpu_before
     warm = times["warm"]
     out.update(
         {
             "related_queries": len(queries),
             "related_cold_p50_ms": round(1000 * statistics.median(times["cold"]), 2),
-            "related_cold_p95_ms": round(1000 * pct(times["cold"], 0.95), 2),
+            "related_cold_p95_ms": round(1000 * percentile(times["cold"], 0.95), 2),
             "related_warm_p50_ms": round(1000 * statistics.median(warm), 2),
-            "related_warm_p95_ms": round(1000 * pct(warm, 0.95), 2),
+            "related_warm_p95_ms": round(1000 * percentile(warm, 0.95), 2),
             "related_warm_max_ms": round(1000 * max(warm), 2),
             "related_reads_per_lookup": round(warm_reads[0] / len(warm), 2),
             "related_store_ms_per_lookup": round(1000 * warm_reads[1] / len(warm), 2),
@@ -360,9 +353,9 @@ def phase_questions(
     meter = ReadMeter(store)
     load_before = load_average()
     with meter.installed():
-        server_cpu, client_cpu = cpu_s(pid), time.process_time()
+        server_cpu, client_cpu = proc_cpu_s(pid), time.process_time()
         examples, seconds, warm_up, calls, spent = _generate_once(store, settings, ids, seed, meter)
-        server_cpu, client_cpu = cpu_s(pid) - server_cpu, time.process_time() - client_cpu
+        server_cpu, client_cpu = proc_cpu_s(pid) - server_cpu, time.process_time() - client_cpu
         again, again_s, _, _, again_spent = _generate_once(store, settings, ids, seed, meter)
     if digest(again) != digest(examples):
         raise SystemExit("a second generation on the same store gave other examples")
@@ -429,19 +422,6 @@ def run_backend(
 
 
 # ------------------------------------------------------------------------------- aggregation
-def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Median of every numeric field over the rounds (strings: the set of values seen)."""
-    out: dict[str, Any] = {}
-    for key in runs[0]:
-        values = [r[key] for r in runs if key in r]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-            out[key] = round(float(statistics.median(values)), 3)
-        else:
-            seen = sorted({str(v) for v in values})
-            out[key] = seen[0] if len(seen) == 1 else seen
-    return out
-
-
 def rounds(
     label: str,
     path: Path,
@@ -452,31 +432,29 @@ def rounds(
     queries: Sequence[Subgraph] = (),
     question_ids: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """``--repeats`` rounds of both backends (alternating order); medians and ratios."""
-    runs: dict[str, list[dict[str, Any]]] = {b: [] for b in BACKENDS}
+    """``--repeats`` rounds of each backend of ``--backends`` (alternating order); medians and,
+    with both backends, the ratios neo4j/falkordb and whether they agree."""
+    backends: list[BackendName] = args.backends
+    runs: dict[str, list[dict[str, Any]]] = {b: [] for b in backends}
     for round_no in range(repeats):
-        order = BACKENDS if round_no % 2 == 0 else BACKENDS[::-1]
+        order = backends if round_no % 2 == 0 else backends[::-1]
         for backend in order:
             print(f"[{label}] round {round_no + 1}: {backend} ...", file=sys.stderr, flush=True)
             run = run_backend(backend, path, work, args, queries=queries, question_ids=question_ids)
             run["round"] = round_no + 1
             runs[backend].append(run)
             print(f"[{label}] {json.dumps(run)}", file=sys.stderr, flush=True)
-    summary = {b: medians(runs[b]) for b in BACKENDS}
-    ratios = {}
-    for key, value in summary["neo4j"].items():
-        base = summary["falkordb"].get(key)
-        if isinstance(value, float) and isinstance(base, float) and base:
-            ratios[key] = round(value / base, 2)
+    summary = {b: medians(runs[b]) for b in backends}
+    both = set(BACKENDS) <= set(backends)
     agree = {
         key: all(runs["falkordb"][i][key] == runs["neo4j"][i][key] for i in range(repeats))
         for key in ("related_answers", "questions_examples")
-        if key in runs["falkordb"][0]
+        if both and key in runs["falkordb"][0]
     }
     return {
         "label": label,
         "median": summary,
-        "ratio_neo4j_over_falkordb": ratios,
+        "ratio_neo4j_over_falkordb": ratios(summary["neo4j"], summary["falkordb"]) if both else {},
         "backends_agree": agree,
         "runs": runs,
     }
@@ -512,17 +490,17 @@ def table(results: list[dict[str, Any]]) -> str:
     ]
     for section in results:
         med, ratio = section["median"], section["ratio_neo4j_over_falkordb"]
+        falkordb, neo4j = med.get("falkordb", {}), med.get("neo4j", {})
         for key, label, unit, higher in ROWS:
-            if key not in med["falkordb"] or key not in med["neo4j"]:
+            if key not in falkordb and key not in neo4j:
                 continue
-            f, n = med["falkordb"][key], med["neo4j"][key]
+            f, n = falkordb.get(key), neo4j.get(key)
             better = "–"
             if isinstance(f, float) and isinstance(n, float) and f != n:
                 better = "neo4j" if (n > f) == higher else "falkordb"
-            r = ratio.get(key)
             lines.append(
                 f"| {section['label']} | {label}{f' ({unit})' if unit not in ('', '/s') else ''} "
-                f"| {_fmt(f, unit)} | {_fmt(n, unit)} | {f'{r:.2f}' if r is not None else '–'} "
+                f"| {_fmt(f, unit)} | {_fmt(n, unit)} | {format_ratio(ratio.get(key), unit='')} "
                 f"| {better} |"
             )
         agree = ", ".join(
@@ -531,8 +509,8 @@ def table(results: list[dict[str, Any]]) -> str:
         loads = sorted(
             {
                 v
-                for b in BACKENDS
-                for run in section["runs"][b]
+                for runs in section["runs"].values()
+                for run in runs
                 for k, v in run.items()
                 if k.endswith("load_average")
             }
@@ -554,6 +532,13 @@ def main() -> None:
         help="Fractions of GQA's 85,000 images.",
     )
     parser.add_argument("--repeats", type=int, default=2, help="Rounds of both backends.")
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        choices=BACKENDS,
+        default=list(BACKENDS),
+        help="The stores to run (both by default: the ratios and the agreement need both).",
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--passes", type=int, default=2, help="Warm passes per round.")
     parser.add_argument("--sources", type=int, default=100, help="Question source images.")
@@ -581,22 +566,34 @@ def main() -> None:
         type=Path,
         default=Path(__file__).resolve().parent / "results" / "backends.json",
     )
-    args = parser.parse_args()
+    quick = {
+        "backends": ["falkordb"],  # a Neo4j start alone takes longer than the whole quick run
+        "scales": [0.001],
+        "repeats": 1,
+        "queries": 8,
+        "passes": 1,
+        "sources": 3,
+        "question_scales": [0.001],
+        "sample_images": 20,
+        "sample_sources": 3,
+        "work": quick_path("backends"),
+        "json": quick_path("backends.json"),
+    }
+    args = parse_args(parser, quick)
     if min(args.passes, args.repeats, args.repeats_large) < 1:
         parser.error("--passes, --repeats and --repeats-large must be at least 1")
     args.work.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
     report: dict[str, Any] = {
         "cpus": os.cpu_count(),
-        "load_average_start": [round(x, 2) for x in os.getloadavg()],
+        "load_average_start": load_averages(),
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "sections": results,
     }
 
     def save() -> None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        report["load_average_end"] = load_averages()
+        write_json(args.json, report)
 
     plain = settings_for("falkordb", args.work, args)  # reading files, drawing queries
     if args.sample_images:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import signal
 import statistics
@@ -43,6 +42,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import children_cpu_s, format_ratio, median, parse_args, write_json
 
 TARGETS = {
     "help": 0.3,
@@ -183,18 +187,13 @@ FRESH = {"serve": _serve_once, "quickstart": _quickstart_once}
 """Scenarios that run on a fresh data folder each time, by their own function."""
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
     cpu: list[float] = []
 
     def once() -> tuple[float, int, str]:
-        before = _children_cpu()
+        before = children_cpu_s()
         result = FRESH[name](variant) if name in FRESH else _run(variant, SCENARIOS[name])
-        cpu.append(_children_cpu() - before)
+        cpu.append(children_cpu_s() - before)
         return result
 
     if name == "related-warm":
@@ -211,8 +210,8 @@ def measure(variant: Variant, name: str, repeats: int) -> dict[str, Any]:
         if name == "related-warm":
             _run(variant, ["db", "stop"])
     return {
-        "median_s": round(statistics.median(times), 3),
-        "cpu_s": round(statistics.median(cpu[1:]), 3),
+        "median_s": round(median(times), 3),
+        "cpu_s": round(median(cpu[1:]), 3),
         "min_s": round(min(times), 3),
         "max_s": round(max(times), 3),
         "load_1min": round(statistics.mean(loads), 2),
@@ -233,7 +232,8 @@ def main() -> None:
     )
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
+    # quickstart (a minute: load the samples, generate their questions) is left out
+    args = parse_args(parser, {"repeats": 1, "only": "help,score,related-warm,related-cold,serve"})
     # SIGTERM unwinds like Ctrl-C, so `finally` stops a store started by `db start`.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     names = [n for n in (args.only.split(",") if args.only else TARGETS) if n]
@@ -264,14 +264,12 @@ def main() -> None:
         ratio = ""
         if len(variants) == 2 and variants[1].results[name]["median_s"] > 0:
             before, after = (v.results[name]["median_s"] for v in variants)
-            ratio = f"{before / after:.1f}x faster"
+            ratio = f"{format_ratio(before / after, digits=1)} faster"
         target = TARGETS.get(name)
         limit = "-" if target is None else f"<= {target} s"
         print(f"| {name} | {limit} | {' | '.join(cells)} | {ratio} |")
     if args.json is not None:
-        args.json.write_text(
-            json.dumps({v.name: {"module": v.module, **v.results} for v in variants}, indent=2)
-        )
+        write_json(args.json, {v.name: {"module": v.module, **v.results} for v in variants})
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_questions import REFERENCE_Q_PER_CPU_S, _covr, cli_run
+from benchmarks.bench_questions import REFERENCE_Q_PER_CPU_S, cli_run, run_covr
+from benchmarks.harness import parse_args, quick_path, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_GQA = ROOT.parent / "shared/data/real/gqa/train_sceneGraphs.first100.json"
@@ -107,11 +108,11 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="An older checkout to run beside.")
     parser.add_argument("--work", type=Path, default=Path("/tmp/covr-bench-dataset"))
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = parse_args(parser, {"repeats": 1, "per_template": 5, "work": quick_path("dataset")})
     data = args.work / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVR_")}
     env.update(COVR_DATA_DIR=str(data), COVR_GRAPH_URI="")
-    _covr(["db", "start"], env)
+    run_covr(["db", "start"], env)
     n = str(args.per_template)
     modes: dict[str, list[str]] = {"all": [], "per-template": ["--per-template", n]}
     envs = dict.fromkeys(modes, env)
@@ -122,7 +123,7 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     try:
         if not (args.work / "loaded").exists():
-            _covr(["load", "gqa", str(args.gqa), "--split", "val"], env)
+            run_covr(["load", "gqa", str(args.gqa), "--split", "val"], env)
             (args.work / "loaded").write_text("ok\n")
         pid = int(json.loads((data / "server.json").read_text())["pid"])
         for repeat in range(args.repeats):
@@ -131,13 +132,13 @@ def main() -> None:
                 flags = [*flags, "--seed", str(args.seed), "--workers", "1"]
                 run = cli_run(envs[mode], pid, flags, out)
                 balanced = args.work / f"{mode}.balanced.jsonl"
-                _covr(["balance", str(out), str(balanced), "--per-template", n], envs[mode])
+                run_covr(["balance", str(out), str(balanced), "--per-template", n], envs[mode])
                 run["balanced"] = sum(1 for _ in balanced.open())
                 run["repeat"] = repeat
                 runs[mode].append(run)
                 print(json.dumps({"mode": mode, **run}), file=sys.stderr)
     finally:
-        _covr(["db", "stop"], env)
+        run_covr(["db", "stop"], env)
     report: dict[str, Any] = {"file": str(args.gqa), "per_template": args.per_template}
     for mode, results in runs.items():
         cpu = statistics.median(r["client_cpu_s"] + r["server_cpu_s"] for r in results)
@@ -166,7 +167,7 @@ def main() -> None:
     report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=1))
     if args.json:
-        args.json.write_text(json.dumps({**report, "runs": runs}, indent=1))
+        write_json(args.json, {**report, "runs": runs}, indent=1)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 side by side: what a change to the store path buys, measured in one run (issue 16, Performance).
 
 Each revision (``--old``, ``--new``) is a git worktree run through a folder of links that makes
-its packages import first (``bench_plan_cache.worktree``); both generate from the same embedded
-FalkorDB holding ``--images`` synthetic GQA val images (``bench_questions.cli_dataset``: loaded
-once per work folder, the server kept running). Every repeat runs, interleaved, as fresh
-processes of one worker each:
+its packages import first (``harness.worktree``); both generate from the same embedded FalkorDB
+holding ``--images`` synthetic GQA val images (``bench_questions.cli_dataset``: loaded once per
+work folder; the server runs until the end). Every repeat runs, interleaved, as fresh processes
+of one worker each:
 
 - ``old``: the old revision;
 - ``new cold``: the new revision with the data folder's remembered pair scores deleted first
@@ -26,7 +26,6 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -36,18 +35,10 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_backends import cpu_s
-from benchmarks.bench_plan_cache import worktree
-from benchmarks.bench_questions import REFERENCE_Q_PER_CPU_S, cli_dataset
+from benchmarks.bench_questions import REFERENCE_Q_PER_CPU_S, cli_dataset, run_covr
+from benchmarks.harness import CpuClock, median, parse_args, quick_path, worktree, write_json
 
 MODES = ("old", "new cold", "new warm")
-
-
-def _children_cpu() -> float:
-    import resource
-
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return kids.ru_utime + kids.ru_stime
 
 
 def run_once(
@@ -59,7 +50,7 @@ def run_once(
     cmd += ["--out", str(out)]
     full = {**env, "PYTHONPATH": str(shim)}
     load = os.getloadavg()[0]
-    client, server, start = _children_cpu(), cpu_s(pid), time.perf_counter()
+    cpu, start = CpuClock(server_pid=pid), time.perf_counter()
     done = subprocess.run(cmd, env=full, cwd=shim.parent, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"generate failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -67,22 +58,22 @@ def run_once(
     return {
         "examples": data.count(b"\n"),
         "wall_s": time.perf_counter() - start,
-        "client_cpu_s": _children_cpu() - client,
-        "server_cpu_s": cpu_s(pid) - server,
+        "client_cpu_s": cpu.children_s(),
+        "server_cpu_s": cpu.server_s(),
         "load_average": load,
         "digest": hashlib.sha256(data).hexdigest()[:16],
     }
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    total = statistics.median(r["client_cpu_s"] + r["server_cpu_s"] for r in runs)
+    total = median(r["client_cpu_s"] + r["server_cpu_s"] for r in runs)
     examples = runs[0]["examples"]
     return {
         "examples": examples,
         "median_cpu_s": round(total, 2),
-        "median_client_cpu_s": round(statistics.median(r["client_cpu_s"] for r in runs), 2),
-        "median_server_cpu_s": round(statistics.median(r["server_cpu_s"] for r in runs), 2),
-        "median_wall_s": round(statistics.median(r["wall_s"] for r in runs), 2),
+        "median_client_cpu_s": round(median(r["client_cpu_s"] for r in runs), 2),
+        "median_server_cpu_s": round(median(r["server_cpu_s"] for r in runs), 2),
+        "median_wall_s": round(median(r["wall_s"] for r in runs), 2),
         "questions_per_cpu_s": round(examples / total, 1),
         "x_reference_29_6": round(examples / total / REFERENCE_Q_PER_CPU_S, 2),
         "digests": sorted({r["digest"] for r in runs}),
@@ -92,7 +83,7 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", required=True, help="The revision to compare against.")
+    parser.add_argument("--old", help="The revision to compare against (required).")
     parser.add_argument("--new", default="HEAD")
     parser.add_argument("--images", type=int, default=100, help="Synthetic images in the store.")
     parser.add_argument("--sources", type=int, default=30, help="Source images per run.")
@@ -100,22 +91,35 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", default="/tmp/covr-bgc")
     parser.add_argument("--json", default="")
-    args = parser.parse_args()
+    quick = {
+        "old": "HEAD",  # against itself: shows the run works
+        "images": 30,
+        "sources": 3,
+        "repeats": 1,
+        "work": str(quick_path("generate_cpu")),
+    }
+    args = parse_args(parser, quick)
+    if args.old is None:
+        parser.error("the following arguments are required: --old")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     env, pid = cli_dataset(args.images, work, args.seed)
     memo_folder = Path(env["COVR_DATA_DIR"]) / "models"
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
-    with worktree(args.old, work, "old") as old, worktree(args.new, work, "new") as new:
-        for repeat in range(args.repeats):
-            for mode in MODES:
-                if mode == "new cold":
-                    for memo in memo_folder.glob("*.pair-scores.npz"):
-                        memo.unlink()
-                shim = old if mode == "old" else new
-                run = run_once(shim, env, pid, args, work / f"out-{mode.replace(' ', '-')}.jsonl")
-                runs[mode].append(run)
-                print(json.dumps({"repeat": repeat, "mode": mode, **run}), file=sys.stderr)
+    try:
+        with worktree(args.old, work, "old") as old, worktree(args.new, work, "new") as new:
+            for repeat in range(args.repeats):
+                for mode in MODES:
+                    if mode == "new cold":
+                        for memo in memo_folder.glob("*.pair-scores.npz"):
+                            memo.unlink()
+                    shim = old if mode == "old" else new
+                    out = work / f"out-{mode.replace(' ', '-')}.jsonl"
+                    run = run_once(shim, env, pid, args, out)
+                    runs[mode].append(run)
+                    print(json.dumps({"repeat": repeat, "mode": mode, **run}), file=sys.stderr)
+    finally:
+        run_covr(["db", "stop"], env)  # the store stays loaded on disk for the next run
     cells = {m: summary(r) for m, r in runs.items()}
     base = cells["old"]["median_cpu_s"] / cells["old"]["examples"]
     for cell in cells.values():
@@ -132,7 +136,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

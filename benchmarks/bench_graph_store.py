@@ -13,13 +13,17 @@ Uses its own temporary data directory; prints a table and writes JSON with ``--j
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import median, parse_args, write_json
 from covr.graph import catalog, open_store
 from covr.graph.falkor import FalkorStore
 from covr.settings import Settings
@@ -45,10 +49,10 @@ def bench_ping(store: FalkorStore, calls: int, rounds: int) -> dict[str, float]:
             raw.execute_command("GRAPH.RO_QUERY", graph, ping.text, "--compact")
             bare.append(time.perf_counter() - t)
     return {
-        "room_median_ms": statistics.median(room) * 1000,
+        "room_median_ms": median(room) * 1000,
         "room_p95_ms": statistics.quantiles(room, n=20)[18] * 1000,
-        "bare_median_ms": statistics.median(bare) * 1000,
-        "overhead_ratio": statistics.median(room) / statistics.median(bare),
+        "bare_median_ms": median(bare) * 1000,
+        "overhead_ratio": median(room) / median(bare),
         "calls": float(len(room)),
     }
 
@@ -78,10 +82,10 @@ def bench_load(store: FalkorStore, nodes: int, repeats: int, single: int) -> dic
         one_by_one.append(single / (time.perf_counter() - t))
     _clear(store)
     return {
-        "unwind_nodes_per_s_median": statistics.median(batched),
+        "unwind_nodes_per_s_median": median(batched),
         "unwind_nodes_per_s_min": min(batched),
-        "single_nodes_per_s_median": statistics.median(one_by_one),
-        "ratio_unwind_over_single": statistics.median(batched) / statistics.median(one_by_one),
+        "single_nodes_per_s_median": median(one_by_one),
+        "ratio_unwind_over_single": median(batched) / median(one_by_one),
         "nodes": float(nodes),
         "single_statements_timed": float(single),
         "repeats": float(repeats),
@@ -100,7 +104,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--ping-calls", type=int, default=2_000)
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    quick = {"nodes": 2_000, "single": 200, "repeats": 1, "ping_calls": 100}
+    args = parse_args(parser, quick)
     with tempfile.TemporaryDirectory(prefix="covr-bench-") as tmp:
         settings = Settings(_env_file=None, data_dir=Path(tmp), graph_uri="")  # type: ignore[call-arg]
         with open_store(settings) as store:
@@ -124,7 +129,7 @@ def main() -> None:
         f"ratio UNWIND/single = {load['ratio_unwind_over_single']:.1f}x"
     )
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

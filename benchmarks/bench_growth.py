@@ -54,7 +54,6 @@ import pstats
 import random
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,10 +70,7 @@ from benchmarks.bench_backends import (
     SPLIT,
     BackendName,
     ReadMeter,
-    cpu_s,
-    load_average,
     open_timed,
-    peak_rss_mb,
     phase_load,
     read_scenes,
     server_pid,
@@ -82,6 +78,15 @@ from benchmarks.bench_backends import (
     synthetic_file,
 )
 from benchmarks.bench_questions import two_answer_share
+from benchmarks.harness import (
+    CpuClock,
+    load_average,
+    medians,
+    parse_args,
+    peak_rss_mb,
+    quick_path,
+    write_json,
+)
 from covr.graph import GraphStore
 from covr.questions.export import write_jsonl
 from covr.questions.generate import GenerationOptions, iter_examples
@@ -157,12 +162,12 @@ def generate_once(
 
     load = load_average()
     with meter.installed():
-        server, client = cpu_s(pid), time.process_time()
+        cpu = CpuClock(server_pid=pid)
         started = time.perf_counter()
         dropped: Counter[str] = Counter()
         n = write_jsonl(kept(iter_examples(provider, options, sources, dropped=dropped)), out)
         wall = time.perf_counter() - started
-        client, server = time.process_time() - client, cpu_s(pid) - server
+        client, server = cpu.client_s(), cpu.server_s()
     per = max(1, n)
     return {
         "sources": len(sources),
@@ -248,13 +253,9 @@ def stage_finish(generated: Path, data_dir: Path) -> dict[str, Any]:
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Medians of the numeric fields over the repeats, and every repeat's per-question wall."""
-    out: dict[str, Any] = {}
-    for key, value in runs[0].items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            out[key] = value
-        else:
-            out[key] = round(statistics.median(r[key] for r in runs), 3)
+    """Medians of the numeric fields over the repeats (others: the first repeat's), and every
+    repeat's per-question wall."""
+    out = medians(runs, others="first")
     out["ms_per_question_runs"] = [r["ms_per_question"] for r in runs]
     return out
 
@@ -472,7 +473,16 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, default=PLOT)
     parser.add_argument("--only", nargs=2, metavar=("BACKEND", "SCALE"), help=argparse.SUPPRESS)
     parser.add_argument("--row-out", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    quick = {
+        "scales": [0.0005, 0.001],  # 42 and 85 images
+        "sample_scale": 0.0005,
+        "sample": 4,
+        "repeats": 1,
+        "work": quick_path("growth"),
+        "json": quick_path("growth.json"),
+        "plot": quick_path("cost_growth.png"),
+    }
+    args = parse_args(parser, quick)
     if min(args.scales) < args.sample_scale:
         raise SystemExit(
             f"--scales {min(args.scales):g} is smaller than --sample-scale {args.sample_scale:g}: "
@@ -496,8 +506,7 @@ def main() -> None:
                 rows = [r for r in rows if (r["backend"], r["scale"]) != (backend, scale)]
                 rows.append(row)
                 report.update(rows=rows, cpus=os.cpu_count(), ratios=ratios(rows))
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps(report, indent=2) + "\n")
+                write_json(args.json, report)
     plot(rows, args.plot)
     print(json.dumps(ratios(rows), indent=2))
     print(markdown(rows))

@@ -11,13 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import ijson  # type: ignore[import-untyped]
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import median, parse_args
 from covr_loaders import synthetic
 from covr_loaders.jsonio import ByteCounter, iter_entries
 
@@ -35,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = parse_args(parser, {"images": 500, "repeats": 1})
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "train_sceneGraphs.json"
         synthetic.write("gqa", path, images=args.images, seed=1)
@@ -47,7 +51,7 @@ def main() -> None:
                 count = read(path)
                 times[name].append(time.perf_counter() - started)
                 assert count == args.images
-        medians = {k: statistics.median(v) for k, v in times.items()}
+        medians = {k: median(v) for k, v in times.items()}
         print(
             json.dumps(
                 {

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import median, parse_args, quick_path, write_json
 from covr.graph import GraphStore, catalog, open_store
 from covr.scene.model import SceneGraph
 from covr.scene.records import object_key, relation_key
@@ -165,10 +168,6 @@ def bench_naive(images: int, work: Path) -> dict[str, Any]:
     }
 
 
-def median(runs: list[dict[str, Any]], key: str) -> float:
-    return float(statistics.median(r[key] for r in runs))
-
-
 def summarize(images: int, path: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
     keys = (
         "seconds",
@@ -185,10 +184,10 @@ def summarize(images: int, path: Path, runs: list[dict[str, Any]]) -> dict[str, 
         "repeats": len(runs),
         "elements": runs[0]["elements"],
         "stats_incremental": all(r["stats_incremental"] for r in runs),
-        **{f"{k}_median": median(runs, k) for k in keys},
+        **{f"{k}_median": median(r[k] for r in runs) for k in keys},
         "loader_peak_rss_mb_max": max(r["loader_peak_rss_mb"] for r in runs),
-        "graph_mb": median(runs, "graph_mb"),
-        "used_memory_mb": median(runs, "used_memory_mb"),
+        "graph_mb": median(r["graph_mb"] for r in runs),
+        "used_memory_mb": median(r["used_memory_mb"] for r in runs),
         "load_averages": [round(r["load_average_before"], 1) for r in runs],
         "runs": runs,
     }
@@ -212,7 +211,8 @@ def main() -> None:
     )
     parser.add_argument("--single", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    quick = {"images": [100], "repeats": 1, "naive_repeats": 1, "work": quick_path("load")}
+    args = parse_args(parser, quick)
     if args.single is not None:
         print(json.dumps(one_load(args.single, args.data_dir)))
         return
@@ -265,7 +265,7 @@ def main() -> None:
         naive = {
             "images": smallest,
             "repeats": len(naive_runs),
-            "images_per_s_median": median(naive_runs, "images_per_s"),
+            "images_per_s_median": median(r["images_per_s"] for r in naive_runs),
             "statements": naive_runs[0]["statements"],
             "load_averages": [round(r["load_average_before"], 1) for r in naive_runs],
         }
@@ -277,7 +277,7 @@ def main() -> None:
             f"{naive['ratio']:.1f}× faster (load averages {naive['load_averages']})"
         )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":

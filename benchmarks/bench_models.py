@@ -25,10 +25,15 @@ import argparse
 import json
 import os
 import random
-import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import parse_args, repeat, write_json
 from covr.models import load_exclusivity_model, load_presence_model
 from covr.models.exclusivity import OnnxExclusivity
 from covr.models.gold import load_gold
@@ -67,18 +72,10 @@ CPU_TIMES: dict[str, float] = {}
 def timed(fn: Any, repeats: int, before: Any = None, name: str = "") -> float:
     """Median wall seconds; the median CPU seconds of this process go to ``CPU_TIMES[name]``
     (on a shared machine wall time also counts waiting for a core; CPU time does not)."""
-    times = []
-    cpu = []
-    for _ in range(repeats):
-        if before is not None:
-            before()
-        start, start_cpu = time.perf_counter(), time.process_time()
-        fn()
-        times.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
+    timings = repeat(fn, repeats, before)
     if name:
-        CPU_TIMES[name] = statistics.median(cpu)
-    return statistics.median(times)
+        CPU_TIMES[name] = timings.median_cpu_s
+    return timings.median_wall_s
 
 
 def main() -> None:
@@ -88,7 +85,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", dest="json_path", default=None)
-    args = parser.parse_args()
+    args = parse_args(parser, {"pairs": 1_000, "repeats": 1, "items": 200})
     report: dict[str, Any] = {"load_average_1m": os.getloadavg()[0]}
 
     start = time.perf_counter()
@@ -145,8 +142,7 @@ def main() -> None:
     }
     print(json.dumps(report, indent=2, sort_keys=True))
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2, sort_keys=True)
+        write_json(args.json_path, report, sort_keys=True)
 
 
 if __name__ == "__main__":

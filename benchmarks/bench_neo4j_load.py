@@ -20,8 +20,10 @@ JSON (``--json``).
 
 Run: ``.venv/bin/python benchmarks/bench_neo4j_load.py [--scale 0.1] [--repeats 3]
 [--variants 500x2 500x2-py 500x1] [--warm-images 4000] [--neo4j-heap 1g] [--neo4j-pagecache 1g]
-[--work DIR] [--json PATH]``;
-a variant is ``<images per statement>x<writers>[-py]``.
+[--backend neo4j|falkordb] [--work DIR] [--json PATH]``;
+a variant is ``<images per statement>x<writers>[-py]``. ``--quick`` (``make bench``) loads tiny
+files into the embedded FalkorDB (a Neo4j start alone takes longer); ``--quick --backend neo4j``
+into the managed Neo4j.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import sys
@@ -46,11 +47,11 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importab
 from benchmarks.bench_backends import (
     GQA_IMAGES,
     SPLIT,
-    cpu_s,
     server_pid,
     settings_for,
     synthetic_file,
 )
+from benchmarks.harness import CpuClock, medians, parse_args, quick_path, write_json
 from covr.graph import GraphStore, catalog, open_store
 from covr.settings import Settings
 from covr_loaders.jobs import gqa_job
@@ -90,20 +91,13 @@ def packer(pure_python: bool) -> Iterator[None]:
         v1.Packer._pack = compiled  # type: ignore[method-assign]
 
 
-def children_cpu_s() -> float:
-    """CPU seconds of this process's reaped children (the loader's reader process)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def one_load(
     store: GraphStore, settings: Settings, path: Path, batch: int, writers: int, pure: bool
 ) -> dict[str, Any]:
     """Empty the store, apply the schema, load ``path``; seconds, elements and CPU split."""
     store.clear()
     store.apply_schema()
-    pid = server_pid(store)
-    server0, client0, reader0 = cpu_s(pid), time.process_time(), children_cpu_s()
+    cpu = CpuClock(server_pid=server_pid(store))  # the reader: a waited-for child process
     load_average = os.getloadavg()[0]
     with packer(pure):
         summary = run_load(
@@ -114,9 +108,7 @@ def one_load(
             writers=writers,
         )
     elements = summary.nodes_created + summary.relationships_created
-    server = cpu_s(pid) - server0
-    client = time.process_time() - client0
-    reader = children_cpu_s() - reader0
+    server, client, reader = cpu.server_s(), cpu.client_s(), cpu.children_s()
     per_el = 1e6 / max(elements, 1)
     return {
         "elements": elements,
@@ -131,10 +123,6 @@ def one_load(
         "total_us_per_element": round((server + client + reader) * per_el, 1),
         "load_average": round((load_average + os.getloadavg()[0]) / 2, 2),
     }
-
-
-def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
 
 
 def ceiling(row: dict[str, Any], cores: int) -> dict[str, float]:
@@ -157,7 +145,22 @@ def main() -> None:
     parser.add_argument("--startup-timeout", type=float, default=300.0)
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=Path("benchmarks/results/neo4j_load.json"))
-    args = parser.parse_args()
+    parser.add_argument(
+        "--backend",
+        choices=("neo4j", "falkordb"),
+        default="neo4j",
+        help="The store loaded into (falkordb: the embedded one, for a quick run; no -py variants).",
+    )
+    quick = {
+        "backend": "falkordb",  # a Neo4j start alone takes longer than the whole quick run
+        "scale": 0.001,
+        "repeats": 1,
+        "variants": ["500x1"],
+        "warm_images": 20,
+        "work": quick_path("neo4j_load"),
+        "json": quick_path("neo4j_load.json"),
+    }
+    args = parse_args(parser, quick)
     variants = {name: parse_variant(name) for name in args.variants}
     work = args.work or Path(tempfile.mkdtemp(prefix="covr-neo4j-load-"))
     images = round(args.scale * GQA_IMAGES)
@@ -165,7 +168,7 @@ def main() -> None:
     warm_path = synthetic_file(work, args.warm_images, args.seed + 1)
     data_dir = work / "data"
     shutil.rmtree(data_dir, ignore_errors=True)
-    settings = settings_for("neo4j", data_dir, args)
+    settings = settings_for(args.backend, data_dir, args)
     store = open_store(settings)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     try:
@@ -183,8 +186,9 @@ def main() -> None:
     finally:
         store.close()
     cores = os.cpu_count() or 1
-    base = medians(runs[args.variants[0]])
+    base = medians(runs[args.variants[0]], digits=2)
     out: dict[str, Any] = {
+        "backend": args.backend,
         "scale": args.scale,
         "images": images,
         "repeats": args.repeats,
@@ -200,7 +204,7 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---|")
     for name, rows in runs.items():
-        row = medians(rows)
+        row = medians(rows, digits=2)
         ratio = round(row["elements_per_s"] / base["elements_per_s"], 3)
         # the same round's loads ran minutes apart, so they saw the same load average
         paired = round(
@@ -222,8 +226,7 @@ def main() -> None:
             f"{row['server_us_per_element']} / {row['client_us_per_element']} / "
             f"{row['reader_us_per_element']} |"
         )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, out)
     print(f"\nwrote {args.json}")
 
 

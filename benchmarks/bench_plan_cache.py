@@ -25,35 +25,47 @@ versions alternate order over ``--repeats`` rounds; medians, the ratios cold/war
 and the load average before every child are printed and written as JSON (``--json``).
 
 Run: ``.venv/bin/python benchmarks/bench_plan_cache.py [--old REV] [--new REV] [--repeats 3]
-[--seed 1] [--synthetic 0] [--sources 0] [--work DIR] [--json PATH]``.
+[--seed 1] [--synthetic 0] [--sources 0] [--backend neo4j|falkordb] [--work DIR]
+[--json PATH]``.
+``--quick`` (``make bench``: HEAD against itself, 30 synthetic images) runs on the embedded
+FalkorDB, whose plan cache cannot be emptied (its "cold" run is warm); ``--quick --backend
+neo4j`` on the managed Neo4j.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGES = {"covr": "server/covr", "covr_cypher": "cypher", "covr_loaders": "loaders/covr_loaders"}
-"""The importable packages of a checkout and where they live in it (pyproject's package-dir)."""
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import (
+    REPO,
+    digest,
+    git,
+    load_averages,
+    medians,
+    parse_args,
+    quick_path,
+    ratios,
+    say,
+    worktree,
+    write_json,
+)
+
 CLEAR_CACHES = "CALL db.clearQueryCaches()"
 QUERY_TIMEOUT_S = "900"  # a cold statement on a busy JVM may take long to plan: not a failure here
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 # ------------------------------------------------------------------------------- child process
@@ -90,8 +102,9 @@ class TextMeter:
             self.store.read, self.store.read_many = real_read, real_many
 
 
-def child(images: dict[str, list[str]], seed: int) -> dict[str, Any]:
-    """Prime, cold and warm generation runs with the code importable now (a worktree's)."""
+def child(images: dict[str, list[str]], seed: int, clear: bool = True) -> dict[str, Any]:
+    """Prime, cold and warm generation runs with the code importable now (a worktree's);
+    ``clear``: empty Neo4j's plan cache before the cold run (FalkorDB has no such call)."""
     from covr.graph import open_store
     from covr.questions.generate import GenerationOptions, generate
     from covr.related.lookup import RelatedLookup
@@ -112,17 +125,17 @@ def child(images: dict[str, list[str]], seed: int) -> dict[str, Any]:
                 options = GenerationOptions.from_settings(settings, split=split, seed=seed)
                 examples += list(generate(provider, options, ids, workers=1))
         seconds = time.perf_counter() - started
-        digest = json.dumps(examples, sort_keys=True, default=str).encode()
         return {
             "s": round(seconds, 3),
             "questions": len(examples),
             "statements": meter.statements,
             "texts": len(meter.texts),
-            "examples": hashlib.sha256(digest).hexdigest()[:16],
+            "examples": digest(examples),
         }
 
     out: dict[str, Any] = {"prime": run()}
-    store.write(CLEAR_CACHES)
+    if clear:
+        store.write(CLEAR_CACHES)
     out["cold"] = run()
     out["warm"] = run()
     store.close()
@@ -130,28 +143,6 @@ def child(images: dict[str, list[str]], seed: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- parent
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-@contextmanager
-def worktree(rev: str, work: Path, label: str) -> Iterator[Path]:
-    """A detached worktree of ``rev`` and a folder that makes its packages importable first."""
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
-    tree = work / f"tree-{label}"
-    shim = work / f"shim-{label}"
-    git("worktree", "add", "--detach", str(tree), commit)
-    try:
-        shim.mkdir(parents=True, exist_ok=True)
-        for package, folder in PACKAGES.items():
-            (shim / package).symlink_to(tree / folder, target_is_directory=True)
-        yield shim
-    finally:
-        shutil.rmtree(shim, ignore_errors=True)
-        git("worktree", "remove", "--force", str(tree))
-
-
 def dataset_jobs(args: argparse.Namespace, work: Path) -> list[Any]:
     """The load jobs of the chosen data: the bundled samples, or one synthetic GQA file."""
     from covr.settings import Settings
@@ -186,17 +177,18 @@ def source_images(jobs: list[Any], sources: int) -> dict[str, list[str]]:
 def neo4j_with_data(
     work: Path, args: argparse.Namespace, jobs: list[Any]
 ) -> Iterator[dict[str, str]]:
-    """A managed Neo4j holding the jobs' data; yields the environment a child needs."""
+    """A managed Neo4j (``--backend falkordb``: the embedded FalkorDB) holding the jobs' data;
+    yields the environment a child needs."""
     from covr.graph import open_store
     from covr.settings import Settings
     from covr_loaders.writer import run_load
 
-    data_dir = work / "neo4j-data"
+    data_dir = work / f"{args.backend}-data"
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         data_dir=data_dir,
         graph_uri="",
-        graph_backend="neo4j",
+        graph_backend=args.backend,
         neo4j_bolt_port=0,
         neo4j_heap=args.neo4j_heap,
         neo4j_pagecache=args.neo4j_pagecache,
@@ -213,25 +205,35 @@ def neo4j_with_data(
                 batch_images=settings.load_batch_images,
                 writers=settings.load_writers,
             )
-        server = store.server  # type: ignore[attr-defined]
-        user, password = server.credentials()
         env = {
-            "COVR_GRAPH_URI": server.uri,
-            "COVR_GRAPH_USER": user,
-            "COVR_GRAPH_PASSWORD": password,
-            "COVR_DATA_DIR": str(work / "child-data"),
+            # the child attaches to the embedded server running in the data directory
+            "COVR_GRAPH_URI": "",
+            "COVR_GRAPH_BACKEND": "falkordb",
+            "COVR_DATA_DIR": str(data_dir),
             "COVR_QUERY_TIMEOUT_S": QUERY_TIMEOUT_S,
         }
+        if args.backend == "neo4j":
+            server = store.server  # type: ignore[attr-defined]
+            user, password = server.credentials()
+            env = {
+                "COVR_GRAPH_URI": server.uri,
+                "COVR_GRAPH_USER": user,
+                "COVR_GRAPH_PASSWORD": password,
+                "COVR_DATA_DIR": str(work / "child-data"),
+                "COVR_QUERY_TIMEOUT_S": QUERY_TIMEOUT_S,
+            }
         yield env
     finally:
         store.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def run_child(shim: Path, env: dict[str, str], images: dict[str, list[str]], seed: int) -> Any:
+def run_child(
+    shim: Path, env: dict[str, str], images: dict[str, list[str]], seed: int, clear: bool
+) -> Any:
     """One child process with ``shim``'s packages first on its path; its JSON result."""
     full = {**os.environ, **env, "PYTHONPATH": str(shim)}
-    payload = json.dumps({"images": images, "seed": seed})
+    payload = json.dumps({"images": images, "seed": seed, "clear": clear})
     done = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--child"],
         input=payload,
@@ -244,15 +246,12 @@ def run_child(shim: Path, env: dict[str, str], images: dict[str, list[str]], see
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def median_of(runs: list[dict[str, Any]], phase: str, key: str) -> float:
-    return round(float(statistics.median(r[phase][key] for r in runs)), 3)
-
-
 def summary(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Medians per version and the ratios the issue asks for."""
     out: dict[str, Any] = {}
     for label, rows in runs.items():
-        med: dict[str, Any] = {f"{p}_s": median_of(rows, p, "s") for p in ("prime", "cold", "warm")}
+        phases = {p: medians([r[p] for r in rows]) for p in ("prime", "cold", "warm")}
+        med: dict[str, Any] = {f"{p}_s": phases[p]["s"] for p in phases}
         med.update({f"{p}_texts": rows[0][p]["texts"] for p in ("cold", "warm")})
         med["statements"] = rows[0]["cold"]["statements"]
         med["questions"] = rows[0]["cold"]["questions"]
@@ -260,9 +259,7 @@ def summary(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         med["examples"] = sorted({r[p]["examples"] for r in rows for p in ("cold", "warm")})
         out[label] = med
     old, new = out["old"], out["new"]
-    out["old_over_new"] = {
-        key: round(old[key] / new[key], 2) for key in ("cold_s", "warm_s", "cold_texts") if new[key]
-    }
+    out["old_over_new"] = ratios({k: old[k] for k in ("cold_s", "warm_s", "cold_texts")}, new)
     out["same_examples"] = old["examples"] == new["examples"]
     return out
 
@@ -277,10 +274,10 @@ def table(result: dict[str, Any]) -> str:
         ("cold / warm", "cold_over_warm"),
         ("first run in the process, s (median)", "prime_s"),
     ]
-    ratios = result["old_over_new"]
+    old_over_new = result["old_over_new"]
     lines = ["| measure | old | new | old/new |", "|---|---:|---:|---:|"]
     for label, key in rows:
-        ratio = ratios.get(key)
+        ratio = old_over_new.get(key)
         lines.append(
             f"| {label} | {result['old'][key]} | {result['new'][key]} | "
             f"{'' if ratio is None else ratio} |"
@@ -307,18 +304,34 @@ def main() -> None:
     parser.add_argument("--startup-timeout", type=float, default=300.0)
     parser.add_argument("--neo4j-heap", default="1g")
     parser.add_argument("--neo4j-pagecache", default="512m")
+    parser.add_argument(
+        "--backend",
+        choices=("neo4j", "falkordb"),
+        default="neo4j",
+        help="The store (falkordb: the embedded store, for a quick run; its plan cache cannot be "
+        "emptied, so its cold run is warm).",
+    )
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument(
         "--json", type=Path, default=REPO / "benchmarks" / "results" / "plan_cache.json"
     )
-    args = parser.parse_args()
+    quick = {
+        "backend": "falkordb",  # a Neo4j start alone takes longer than the whole quick run
+        "old": "HEAD",
+        "synthetic": 30,
+        "sources": 3,
+        "repeats": 1,
+        "work": quick_path("plan_cache"),
+        "json": quick_path("plan_cache.json"),
+    }
+    args = parse_args(parser, quick)
     if args.child:
         request = json.loads(sys.stdin.read())
-        print(json.dumps(child(request["images"], request["seed"])))
+        print(json.dumps(child(request["images"], request["seed"], request.get("clear", True))))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="covr-plan-cache-"))
     work.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {"load_average_start": load_average(), "args": vars(args).copy()}
+    report: dict[str, Any] = {"load_average_start": load_averages(), "args": vars(args).copy()}
     report["args"]["work"] = str(work)
     report["args"]["json"] = str(args.json)
     report["revisions"] = {"old": git("rev-parse", args.old), "new": git("rev-parse", args.new)}
@@ -326,7 +339,6 @@ def main() -> None:
     images = source_images(jobs, args.sources)
     report["images"] = {split: len(ids) for split, ids in images.items()}
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
-    say: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     with (
         worktree(args.old, work, "old") as old_shim,
         worktree(args.new, work, "new") as new_shim,
@@ -336,16 +348,15 @@ def main() -> None:
         for round_no in range(args.repeats):
             order = ("old", "new") if round_no % 2 == 0 else ("new", "old")
             for label in order:
-                before = load_average()
-                result = run_child(shims[label], env, images, args.seed)
+                before = load_averages()
+                result = run_child(shims[label], env, images, args.seed, args.backend == "neo4j")
                 result["load_average"] = before
                 runs[label].append(result)
                 say(f"round {round_no + 1} {label}: {json.dumps(result)}")
     report["runs"] = runs
     report["summary"] = summary(runs)
-    report["load_average_end"] = load_average()
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    report["load_average_end"] = load_averages()
+    write_json(args.json, report)
     print(table(report["summary"]))
     print(
         f"\nsame examples old/new: {report['summary']['same_examples']}; load average at start "

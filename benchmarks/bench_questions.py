@@ -60,6 +60,14 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.harness import (
+    CpuClock,
+    max_rss_mb,
+    parse_args,
+    process_tree_cpu_s,
+    quick_path,
+    write_json,
+)
 from covr.questions.balance import balance
 from covr.questions.generate import GenerationOptions, generate
 from covr.related.exclusivity import ResourceExclusivity
@@ -74,16 +82,6 @@ REFERENCE_Q_PER_CPU_S = 29.6
 with 1 and with 2 workers (issue 16, Performance)."""
 
 
-def rss_mb(who: int) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def fresh(provider: InMemoryRelated) -> None:
     """Empty the caches a new process would start with (see the module docstring)."""
     provider._cache = type(provider._cache)(provider._cache.size)
@@ -95,10 +93,10 @@ def run(
 ) -> tuple[float, float, list[dict[str, Any]]]:
     """Wall seconds, CPU seconds (this process + finished workers) and the examples."""
     fresh(provider)
-    cpu = _cpu()
+    cpu = process_tree_cpu_s()
     start = time.perf_counter()
     examples = list(generate(provider, options, ids, workers=workers))
-    return time.perf_counter() - start, _cpu() - cpu, examples
+    return time.perf_counter() - start, process_tree_cpu_s() - cpu, examples
 
 
 STAGE_FUNCTIONS = {
@@ -157,17 +155,13 @@ def two_answer_share(examples: list[dict[str, Any]]) -> float:
     return sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
 
 
-def _covr(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_covr(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One ``covr`` command as a subprocess; exits with its stderr when it fails."""
     cmd = [sys.executable, "-m", "covr.cli.main", *args]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done
-
-
-def _children_cpu() -> float:
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return kids.ru_utime + kids.ru_stime
 
 
 def cli_dataset(images: int, work: Path, seed: int) -> tuple[dict[str, str], int]:
@@ -177,12 +171,12 @@ def cli_dataset(images: int, work: Path, seed: int) -> tuple[dict[str, str], int
     data = folder / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVR_")}
     env.update(COVR_DATA_DIR=str(data), COVR_GRAPH_URI="")
-    _covr(["db", "start"], env)
+    run_covr(["db", "start"], env)
     marker = folder / "loaded"
     if not marker.exists():
         path = folder / "val_sceneGraphs.json"
         synthetic.write("gqa", path, images=images, seed=seed, split="val")
-        _covr(["load", "gqa", str(path), "--split", "val"], env)
+        run_covr(["load", "gqa", str(path), "--split", "val"], env)
         marker.write_text("ok\n")
     pid = int(json.loads((data / "server.json").read_text())["pid"])
     return env, pid
@@ -190,18 +184,16 @@ def cli_dataset(images: int, work: Path, seed: int) -> tuple[dict[str, str], int
 
 def cli_run(env: dict[str, str], pid: int, flags: list[str], out: Path) -> dict[str, Any]:
     """One ``covr generate`` process: examples, wall, client and server CPU seconds."""
-    from benchmarks.bench_backends import cpu_s
-
     load = os.getloadavg()[0]
-    client, server, start = _children_cpu(), cpu_s(pid), time.perf_counter()
-    _covr(["generate", "--split", "val", "--out", str(out), "--quiet", *flags], env)
+    cpu, start = CpuClock(server_pid=pid), time.perf_counter()
+    run_covr(["generate", "--split", "val", "--out", str(out), "--quiet", *flags], env)
     wall = time.perf_counter() - start
     data = out.read_bytes()
     return {
         "examples": data.count(b"\n"),
         "wall_s": wall,
-        "client_cpu_s": _children_cpu() - client,
-        "server_cpu_s": cpu_s(pid) - server,
+        "client_cpu_s": cpu.children_s(),
+        "server_cpu_s": cpu.server_s(),
         "load_average": load,
         "digest": hashlib.sha256(data).hexdigest()[:16],
     }
@@ -254,7 +246,7 @@ def cli_main(args: argparse.Namespace) -> list[dict[str, Any]]:
                         print(json.dumps({"images": images, "path": name, "workers": workers,
                                           **run}), file=sys.stderr)  # fmt: skip
         finally:
-            _covr(["db", "stop"], env)
+            run_covr(["db", "stop"], env)
         row = {
             "images": images,
             "sources": args.cli_sources or images,
@@ -279,12 +271,13 @@ def main() -> None:
     )
     parser.add_argument("--cli-sources", type=int, default=100, help="0: every image.")
     parser.add_argument("--work", default="/tmp/covr-bq", help="Stores and outputs of --cli.")
-    args = parser.parse_args()
+    quick = {"scales": [300], "sources": 6, "repeats": 1, "work": str(quick_path("questions"))}
+    args = parse_args(parser, quick)
     if args.cli:
         Path(args.work).mkdir(parents=True, exist_ok=True)
         results = cli_main(args)
         if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+            write_json(args.json, results)
         return
     results = []
     for scale in args.scales:
@@ -323,8 +316,8 @@ def main() -> None:
                 "ratio_to_goal_500": round(qps / GOAL, 2),
                 "ratio_to_original": round(qps / ORIGINAL[workers], 1),
             }
-        row["peak_rss_parent_mb"] = round(rss_mb(resource.RUSAGE_SELF))
-        row["peak_rss_worker_mb"] = round(rss_mb(resource.RUSAGE_CHILDREN))
+        row["peak_rss_parent_mb"] = round(max_rss_mb(resource.RUSAGE_SELF))
+        row["peak_rss_worker_mb"] = round(max_rss_mb(resource.RUSAGE_CHILDREN))
         row["time_by_stage_pct"] = profile(provider, options, ids[: max(4, len(ids) // 4)])
         row["two_answer_share"] = round(two_answer_share(examples), 3)
         balanced = balance(examples, seed=args.seed)
@@ -338,8 +331,7 @@ def main() -> None:
         print(json.dumps(row, indent=2))
         del scenes, provider
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -31,48 +31,40 @@ Run: ``.venv/bin/python benchmarks/bench_reads.py [--images 100] [--sources 20] 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import inspect
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_plan_cache import PACKAGES, REPO, git
+from benchmarks.harness import (
+    REPO,
+    WORKTREE,
+    CpuClock,
+    digest,
+    git,
+    load_average,
+    medians,
+    parse_args,
+    percentile,
+    quick_path,
+    say,
+    worktree,
+    write_json,
+)
 
-WORKTREE = "WORKTREE"
-"""``--new``/``--old`` value naming the working tree itself (uncommitted changes included)."""
 SPLIT = "val"
 BACKENDS = ("falkordb", "neo4j")
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def load_average() -> float:
-    return round(os.getloadavg()[0], 2)
-
-
-def digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ------------------------------------------------------------------------------- child process
@@ -156,7 +148,7 @@ def child_questions(
         lookup.warm()
         meter = Meter(store)
         with meter.installed():
-            server, client = cpu_s(pid), time.process_time()
+            cpu = CpuClock(server_pid=pid)
             started = time.perf_counter()
             examples = list(generate(provider, options, list(ids), workers=1))
             seconds = time.perf_counter() - started
@@ -170,10 +162,8 @@ def child_questions(
             "transactions_per_question": _per(transactions, n),
             "sent_per_question": _per(sent, n),
             "store_share": round(spent / seconds, 3),
-            "server_cpu_ms_per_question": round(1000 * (cpu_s(pid) - server) / max(1, n), 3),
-            "client_cpu_ms_per_question": round(
-                1000 * (time.process_time() - client) / max(1, n), 3
-            ),
+            "server_cpu_ms_per_question": round(1000 * cpu.server_s() / max(1, n), 3),
+            "client_cpu_ms_per_question": round(1000 * cpu.client_s() / max(1, n), 3),
             "examples": digest(examples),
         }
     return out
@@ -182,7 +172,7 @@ def child_questions(
 def child_related(
     store: Any, settings: Any, path: str, count: int, pid: int, seed: int
 ) -> dict[str, Any]:
-    from benchmarks.bench_related import _answer, pct, pick_queries
+    from benchmarks.bench_related import pick_queries, related_answer
     from covr.related.lookup import RelatedLookup
     from covr.scene.model import SceneGraph
     from covr_loaders.jobs import gqa_job
@@ -200,19 +190,19 @@ def child_related(
     times: list[float] = []
     answers: list[Any] = []
     with meter.installed():
-        server = cpu_s(pid)
+        cpu = CpuClock(server_pid=pid)
         for g in queries:
             started = time.perf_counter()
             result = lookup.related(g, max_distance=2, per_signature=5, positives_limit=5, seed=2)
             times.append(time.perf_counter() - started)
-            answers.append(_answer(result))
+            answers.append(related_answer(result))
         statements, transactions, sent, spent = meter.counts()
-        server_cpu = cpu_s(pid) - server
+        server_cpu = cpu.server_s()
     n = len(times)
     return {
         "lookups": n,
         "p50_ms": round(1000 * statistics.median(times), 2),
-        "p95_ms": round(1000 * pct(times, 0.95), 2),
+        "p95_ms": round(1000 * percentile(times, 0.95), 2),
         "mean_ms": round(1000 * statistics.fmean(times), 2),
         "statements_per_lookup": _per(statements, n),
         "transactions_per_lookup": _per(transactions, n),
@@ -245,27 +235,10 @@ def child(request: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- parent
-@contextmanager
-def version(rev: str, work: Path, label: str) -> Iterator[Path]:
-    """A folder whose packages are ``rev``'s (a detached worktree) or the working tree's."""
-    shim = work / f"shim-{label}"
-    shutil.rmtree(shim, ignore_errors=True)
-    shim.mkdir(parents=True)
-    tree = REPO
-    if rev != WORKTREE:
-        tree = work / f"tree-{label}"
-        if tree.exists():
-            git("worktree", "remove", "--force", str(tree))
-        git("worktree", "add", "--detach", str(tree), git("rev-parse", f"{rev}^{{commit}}"))
-    try:
-        for package, folder in PACKAGES.items():
-            (shim / package).symlink_to(tree / folder, target_is_directory=True)
-        (shim / "benchmarks").symlink_to(REPO / "benchmarks", target_is_directory=True)
-        yield shim
-    finally:
-        shutil.rmtree(shim, ignore_errors=True)
-        if tree != REPO:
-            git("worktree", "remove", "--force", str(tree))
+def version(rev: str, work: Path, label: str) -> AbstractContextManager[Path]:
+    """A folder whose packages are ``rev``'s (a detached worktree) or the working tree's, with
+    this tree's benchmarks (the child's code)."""
+    return worktree(rev, work, label, links={"benchmarks": REPO / "benchmarks"})
 
 
 def backend_env(backend: str, data_dir: Path, args: argparse.Namespace) -> dict[str, str]:
@@ -339,17 +312,6 @@ def flatten(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def medians(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in rows[0]:
-        values = [r[key] for r in rows]
-        if all(isinstance(v, int | float) for v in values):
-            out[key] = round(float(statistics.median(values)), 3)
-        else:
-            out[key] = sorted({str(v) for v in values})
-    return out
-
-
 def table(summary: dict[str, dict[str, dict[str, Any]]], labels: list[str]) -> str:
     cells = [(b, v) for b in summary for v in labels if v in summary[b]]
     keys = list(summary[cells[0][0]][cells[0][1]])
@@ -381,7 +343,16 @@ def main() -> None:
     parser.add_argument("--neo4j-pagecache", default="2g")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "covr-reads")
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "reads.json")
-    args = parser.parse_args()
+    quick = {
+        "backends": ["falkordb"],  # a Neo4j start alone takes longer than the whole quick run
+        "images": 30,
+        "sources": 3,
+        "queries": 8,
+        "repeats": 1,
+        "work": quick_path("reads"),
+        "json": quick_path("reads.json"),
+    }
+    args = parse_args(parser, quick)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     from covr.settings import Settings
@@ -427,11 +398,12 @@ def main() -> None:
                         row = {**flatten(result), "load_average": before}
                         runs[backend][label].append(row)
                         say(f"[{backend} {label} {round_no + 1}] {json.dumps(row)}")
-    summary = {b: {v: medians(rows) for v, rows in runs[b].items() if rows} for b in runs}
+    summary = {
+        b: {v: medians(rows, others="list") for v, rows in runs[b].items() if rows} for b in runs
+    }
     summary = {b: s for b, s in summary.items() if s}
     report.update({"runs": runs, "median": summary, "load_average_end": load_average()})
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.json, report)
     print(table(summary, labels))
     print(
         f"\nload average {report['load_average_start']} -> {report['load_average_end']}; "

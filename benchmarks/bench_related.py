@@ -51,9 +51,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -63,6 +63,10 @@ from typing import Any
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import load_averages, parse_args, percentile, quick_path, write_json
 from covr import models
 from covr.graph import GraphStore, open_store
 from covr.related import matcher as reference
@@ -83,11 +87,6 @@ SHAPES = ("single", "hop", "chain", "v")
 
 def settings_for(data_dir: Path) -> Settings:
     return Settings(_env_file=None, data_dir=data_dir, graph_uri="")  # type: ignore[call-arg]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def pick_queries(
@@ -148,7 +147,7 @@ def prepare_queries(
     return work, settings, job, reuse, queries
 
 
-def _answer(result: Any) -> tuple[Any, list[tuple[str, str, str]]]:
+def related_answer(result: Any) -> tuple[Any, list[tuple[str, str, str]]]:
     """What two variants of a lookup must agree on: positives and distractors."""
     return (
         result.positives,
@@ -206,7 +205,7 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
                     sizes.append(len(result.distractors) + len(result.positives))
         for name, times in passes.items():
             out[f"{name}_p50_ms"] = round(1000 * statistics.median(times), 2)
-            out[f"{name}_p95_ms"] = round(1000 * pct(times, 0.95), 2)
+            out[f"{name}_p95_ms"] = round(1000 * percentile(times, 0.95), 2)
             out[f"{name}_max_ms"] = round(1000 * max(times), 2)
         # warm = the pass with the median p50 among the repeats (the machine is shared and
         # noisy: one pass can land on someone else's test run)
@@ -218,7 +217,7 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
         out["warm_pass"] = middle
         for stat in ("p50", "p95", "max"):
             out[f"warm_{stat}_ms"] = out[f"{middle}_{stat}_ms"]
-        out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+        out["load_average"] = load_averages()
         out["results_per_query_median"] = statistics.median(sizes)
     exclusivity = default_exclusivity()
     t0 = time.perf_counter()
@@ -241,7 +240,7 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
     cold_subset = passes["cold"][: len(subset)]
     out["reference_queries"] = len(subset)
     out["reference_p50_ms"] = round(1000 * statistics.median(ref_times), 2)
-    out["reference_p95_ms"] = round(1000 * pct(ref_times, 0.95), 2)
+    out["reference_p95_ms"] = round(1000 * percentile(ref_times, 0.95), 2)
     out["ratio_median_warm"] = round(
         statistics.median(ref_times) / statistics.median(warm_subset), 1
     )
@@ -252,7 +251,7 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
         scan_warm = passes["warm"][: len(scan_times)]
         out["scan_queries"] = len(scan_times)
         out["scan_p50_ms"] = round(1000 * statistics.median(scan_times), 2)
-        out["scan_p95_ms"] = round(1000 * pct(scan_times, 0.95), 2)
+        out["scan_p95_ms"] = round(1000 * percentile(scan_times, 0.95), 2)
         out["ratio_scan_median_warm"] = round(
             statistics.median(scan_times) / statistics.median(scan_warm), 1
         )
@@ -271,7 +270,7 @@ def _per_image(lookup: RelatedLookup) -> Any:
 def _summary(times: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(1000 * statistics.median(times), 2),
-        "p95_ms": round(1000 * pct(times, 0.95), 2),
+        "p95_ms": round(1000 * percentile(times, 0.95), 2),
         "mean_ms": round(1000 * statistics.fmean(times), 2),
     }
 
@@ -332,7 +331,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
                         )
                         times[variant][label].append(time.perf_counter() - t0)
                         if round_no == 0:
-                            answers[variant].append(_answer(result))
+                            answers[variant].append(related_answer(result))
                 reads[variant] += counts - before
                 for name, secs in spent.items():
                     read_s[variant][name] = (
@@ -365,7 +364,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
         out["per_image_scene_read_ms_per_lookup"] / out["batched_scene_read_ms_per_lookup"], 2
     )
     out["identical"] = answers["per_image"] == answers["batched"]
-    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    out["load_average"] = load_averages()
     return out
 
 
@@ -400,7 +399,7 @@ def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
                     )
                     times[variant].append(time.perf_counter() - t0)
                     if round_no == 0:
-                        answers[variant].append(_answer(result))
+                        answers[variant].append(related_answer(result))
     for variant in variants:
         for stat, value in _summary(times[variant]).items():
             out[f"{variant}_first_{stat}"] = value
@@ -410,7 +409,7 @@ def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
             out[f"per_pair_first_{stat}"] / out[f"batched_first_{stat}"], 2
         )
     out["identical"] = answers["per_pair"] == answers["batched"]
-    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    out["load_average"] = load_averages()
     return out
 
 
@@ -455,7 +454,15 @@ def main() -> None:
         action="store_true",
         help="Time a new process's first lookups: per-pair against batched exclusivity scoring.",
     )
-    args = parser.parse_args()
+    quick = {
+        "scales": [100],
+        "queries": 8,
+        "reference_queries": 8,
+        "scan_queries": 2,
+        "repeats": 1,
+        "work": quick_path("related"),
+    }
+    args = parse_args(parser, quick)
     results = []
     for images in args.scales:
         if args.exclusivity:
@@ -467,7 +474,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         results.append(row)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":

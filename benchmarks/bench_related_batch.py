@@ -22,13 +22,17 @@ import argparse
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import load_averages, median, parse_args, ratio
 
 
 def unary(client: Any, ids: list[str], seed: int, max_subgraphs: int) -> tuple[float, int]:
@@ -71,7 +75,7 @@ def measure(target: str, ids: list[str], args: argparse.Namespace) -> dict[str, 
                 rates[mode].append(len(ids) / seconds)
                 records[mode].add(count)
                 print(f"repeat {repeat} {mode}: {len(ids) / seconds:.1f} images/s", file=sys.stderr)
-    median = {mode: statistics.median(values) for mode, values in rates.items()}
+    medians = {mode: median(values) for mode, values in rates.items()}
     return {
         "images": len(ids),
         "max_subgraphs": args.max_subgraphs,
@@ -79,12 +83,12 @@ def measure(target: str, ids: list[str], args: argparse.Namespace) -> dict[str, 
         "warm_up_s": round(warm_s, 1),
         "unary_images_per_s": [round(r, 2) for r in rates["unary"]],
         "batch_images_per_s": [round(r, 2) for r in rates["batch"]],
-        "unary_median": round(median["unary"], 2),
-        "batch_median": round(median["batch"], 2),
-        "ratio": round(median["batch"] / median["unary"], 3),
+        "unary_median": round(medians["unary"], 2),
+        "batch_median": round(medians["batch"], 2),
+        "ratio": ratio(medians["batch"], medians["unary"], digits=3),
         "same_record_counts": records["unary"] == records["batch"] and len(records["unary"]) == 1,
         "records_per_pass": sorted(records["batch"]),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "load_average": load_averages(),
     }
 
 
@@ -93,7 +97,7 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=200)
     parser.add_argument("--max-subgraphs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, {"images": 20, "max_subgraphs": 1, "repeats": 1})
 
     work = Path(tempfile.mkdtemp(prefix="covr-brb-"))
     env = {

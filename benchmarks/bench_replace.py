@@ -30,6 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import parse_args, write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -94,7 +99,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--single", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, {"images": 200, "repeats": 1})
     if args.single is not None:
         print(json.dumps(one_run(args.single, args.data_dir, args.backend)))
         return
@@ -130,7 +135,7 @@ def main() -> None:
         }
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
+        write_json(args.json, report, indent=1)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -30,7 +29,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_questions import _covr, cli_dataset, cli_run
+from benchmarks.bench_questions import cli_dataset, cli_run, run_covr
+from benchmarks.harness import load_averages, median, parse_args, quick_path, write_json
 
 
 def ray_start_s(cpus: int, temp: Path) -> float:
@@ -78,7 +78,7 @@ def cells_for(workers: int) -> dict[str, tuple[list[str], dict[str, str]]]:
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    wall = statistics.median(r["wall_s"] for r in runs)
+    wall = median(r["wall_s"] for r in runs)
     return {
         "examples": runs[0]["examples"],
         "median_wall_s": round(wall, 2),
@@ -108,7 +108,7 @@ def measure(args: argparse.Namespace, images: int) -> dict[str, Any]:
                     line = {"images": images, "mode": mode, "workers": workers, "repeat": repeat}
                     print(json.dumps({**line, **run}), file=sys.stderr)
     finally:
-        _covr(["db", "stop"], env)
+        run_covr(["db", "stop"], env)
     table = {f"{m} / {w}": summary(r) for (m, w), r in cells.items()}
     digests = {d for cell in table.values() for d in cell["digests"]}
     if len(digests) != 1:
@@ -126,7 +126,7 @@ def measure(args: argparse.Namespace, images: int) -> dict[str, Any]:
         "scene_read_s": reads,
         "cells": table,
         "ratios": ratios,
-        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        "load_average_end": load_averages(),
     }
 
 
@@ -139,7 +139,8 @@ def main() -> None:
     parser.add_argument("--lookup", choices=("memory", "store"), default="memory")
     parser.add_argument("--work", default="/tmp/covr-bscale")
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    quick = {"images": [30], "sources": 4, "repeats": 1, "work": str(quick_path("scale"))}
+    args = parse_args(parser, quick)
     Path(args.work).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     starts = {
@@ -147,15 +148,14 @@ def main() -> None:
         for n in (1, 2)
     }
     result = {
-        "ray_start_s": {n: {"runs": s, "median": statistics.median(s)} for n, s in starts.items()},
+        "ray_start_s": {n: {"runs": s, "median": median(s)} for n, s in starts.items()},
         "datasets": [measure(args, images) for images in args.images],
         "total_s": 0.0,
     }
     result["total_s"] = round(time.perf_counter() - started, 1)
-    text = json.dumps(result, indent=2)
-    print(text)
+    print(json.dumps(result, indent=2))
     if args.json is not None:
-        args.json.write_text(text + "\n")
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -54,33 +54,21 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import median, parse_args, percentile, rss_mb, write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 CALL_TIMEOUT_S = 30.0
 REFUSED_BACKOFF_S = 0.02
 KINDS = ("related", "questions", "scene_graph")
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 class RssSampler(threading.Thread):
@@ -173,7 +161,7 @@ def warm_up(target: str, pool: list[dict[str, Any]]) -> None:
         pair = related_pb2.TermPair(node_type=1, x="man", x_prime="woman")  # type: ignore[arg-type]
         stub.ScoreExclusivity(related_pb2.ScoreExclusivityRequest(pairs=[pair]), timeout=600)
         for request in [r for r in pool if r["rpc"] == "related"][:1]:
-            _grpc_call(stub, request, 999_999_937)  # a seed no phase uses
+            grpc_call(stub, request, 999_999_937)  # a seed no phase uses
 
 
 def make_pool(
@@ -207,7 +195,8 @@ def make_pool(
     return pool
 
 
-def _grpc_call(stub: Any, request: dict[str, Any], seed_offset: int) -> None:
+def grpc_call(stub: Any, request: dict[str, Any], seed_offset: int) -> None:
+    """One request of the pool through ``stub`` (streams read to the end)."""
     from covr_client._proto import questions_pb2, related_pb2, scene_pb2, store_pb2
 
     if request["rpc"] == "questions":
@@ -252,7 +241,7 @@ def client_worker(
             i += 1
             began = time.perf_counter()
             try:
-                _grpc_call(stub, request, fresh)
+                grpc_call(stub, request, fresh)
                 codes["OK"] += 1
                 latencies[request["rpc"]].append(time.perf_counter() - began)
             except grpc.RpcError as exc:
@@ -315,7 +304,7 @@ def overhead(
 
         if warm:  # the same request once on each side first: both answer from warm caches
             library()
-            _grpc_call(stub, request, seed_offset)
+            grpc_call(stub, request, seed_offset)
         for repeat in range(warm_repeats if warm else 1):
             timings = {}
             first = library_first != bool(repeat % 2)
@@ -324,7 +313,7 @@ def overhead(
                 if what == "library":
                     library()
                 else:
-                    _grpc_call(stub, request, seed_offset)
+                    grpc_call(stub, request, seed_offset)
                 timings[what] = time.perf_counter() - began
             kind = (request["rpc"], warm)
             direct[kind].append(timings["library"])
@@ -347,7 +336,7 @@ def overhead(
                     _pair(request, seed_offset, i % 2 == 0, warm)
 
     def p50(values: list[float]) -> float:
-        return statistics.median(values) * 1000 if values else float("nan")
+        return median(values) * 1000
 
     return {
         kind: {
@@ -467,7 +456,15 @@ def main() -> int:
         default=["related", "questions"],
         help="RPCs to load, one phase per RPC and client count (scene_graph: a cheap baseline)",
     )
-    args = parser.parse_args()
+    quick = {
+        "images": 40,
+        "duration": 2.0,
+        "overhead_seconds": 2.0,
+        "warm_repeats": 1,
+        "clients": [2],
+        "pool": 20,
+    }
+    args = parse_args(parser, quick)
 
     from covr.graph import open_store
     from covr.settings import Settings
@@ -552,7 +549,7 @@ def main() -> int:
             f"  p99 {p[k]['p99_ms']:.1f} ms  {p['codes']}  rss {p['rss']}"
         )
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        write_json(args.json, report)
     return 0
 
 

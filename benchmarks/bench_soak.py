@@ -24,8 +24,9 @@ is read back with ``GetSceneGraph`` and compared with what was sent (lists in ca
 "lost" counts the ones missing or different.
 
 Run: ``.venv/bin/python benchmarks/bench_soak.py --backend falkordb|neo4j [--seconds 600]
-[--clients 16] [--images 850] [--max-concurrent 8] [--json PATH]``. Every process the script
-starts (clients, service, store) is stopped at the end, on error and on Ctrl-C too.
+[--clients 16] [--images 850] [--max-concurrent 8] [--spawn-wait 15] [--json PATH]``. Every
+process the script starts (clients, service, store) is stopped at the end, on error and on
+Ctrl-C too.
 """
 
 from __future__ import annotations
@@ -52,12 +53,12 @@ from benchmarks.bench_service import (
     CALL_TIMEOUT_S,
     REFUSED_BACKOFF_S,
     RssSampler,
-    _grpc_call,
+    grpc_call,
     load_and_pool,
-    percentile,
     start_serve,
     warm_up,
 )
+from benchmarks.harness import parse_args, percentile, write_json
 
 RPCS = ("related", "questions", "scene_graph", "import", "statistics")
 # Weights of the mix: reads dominate, as in use; questions are the costliest call (seconds), so
@@ -162,9 +163,9 @@ def soak_client(
                 if kind in by_kind:
                     request = rng.choice(by_kind[kind])
                     # fresh seeds per call and client: no result-cache hits
-                    _grpc_call(stub, request, seed_offset + client * 1_000_003 + n * 7_919)
+                    grpc_call(stub, request, seed_offset + client * 1_000_003 + n * 7_919)
                 elif kind == "scene_graph":
-                    _grpc_call(stub, rng.choice(reads), 0)
+                    grpc_call(stub, rng.choice(reads), 0)
                 elif kind == "statistics":
                     stub.GetStatistics(store_pb2.GetStatisticsRequest(), timeout=CALL_TIMEOUT_S)
                 else:
@@ -373,7 +374,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         # the clients spawn and import first; the soak clock starts for all at the same moment
-        t0 = time.monotonic() + 15.0
+        t0 = time.monotonic() + args.spawn_wait
         end_at = t0 + args.seconds
         seed_offset = random.Random().randrange(1 << 20) * 1_000
         clients = [
@@ -482,7 +483,14 @@ def main() -> int:
         help="An environment variable for the store and the service (repeatable), e.g. "
         "COVR_RELATED_CACHE_DECISIONS=1000 to tell cache fill from a leak, MALLOC_ARENA_MAX=2.",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--spawn-wait",
+        type=float,
+        default=15.0,
+        help="Seconds the client processes get to start and import before the soak clock starts.",
+    )
+    quick = {"seconds": 8.0, "clients": 2, "images": 30, "pool": 20, "spawn_wait": 5.0}
+    args = parse_args(parser, quick)
     # SIGTERM (a timeout, a supervisor) unwinds like Ctrl-C, so ``run``'s cleanup stops every
     # process it started instead of leaving the service and the store running
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -490,7 +498,7 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     print(table(report))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        write_json(args.json, report)
     return 0 if report["nothing_lost"]["lost"] == 0 else 1
 
 

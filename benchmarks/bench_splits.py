@@ -15,9 +15,7 @@ Run: ``.venv/bin/python benchmarks/bench_splits.py [--examples 250000] [--unique
 from __future__ import annotations
 
 import argparse
-import json
 import resource
-import statistics
 import sys
 import time
 import tracemalloc
@@ -27,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.harness import max_rss_mb, parse_args, repeat, write_json
 from covr.splits.builders import few_shot, lexical_split, program_split, zero_shot
 from covr.splits.hop import Pair, hop_split
 from covr.splits.local_structures import EasinessModel
@@ -38,19 +37,15 @@ GOAL_S = 60.0
 
 
 def measure(fn: Callable[[], Any], repeats: int) -> dict[str, Any]:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+    timings = repeat(fn, repeats)
     tracemalloc.start()
     fn()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    median = statistics.median(times)
+    median = timings.median_wall_s
     return {
         "median_s": round(median, 2),
-        "runs_s": [round(t, 2) for t in times],
+        "runs_s": [round(t, 2) for t in timings.wall_s],
         "ratio_to_goal": round(median / GOAL_S, 3),
         "peak_alloc_mb": round(peak / 1e6, 1),
     }
@@ -64,7 +59,8 @@ def main() -> None:
     parser.add_argument("--test", type=int, default=10_000, help="easiness test instances")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    quick = {"examples": 10_000, "unique": 1_000, "images": 200, "test": 200, "repeats": 1}
+    args = parse_args(parser, quick)
 
     start = time.perf_counter()
     base, scenes = generate_corpus(args.unique, images=args.images, seed=0)
@@ -118,10 +114,10 @@ def main() -> None:
     row["test_instances"] = len(test_programs)
     results["easiness 2-LS"] = row
     print(f"{'easiness 2-LS':45s} {row}", flush=True)
-    results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    results["peak_rss_mb"] = round(max_rss_mb(resource.RUSAGE_SELF), 1)
     print(f"peak RSS {results['peak_rss_mb']} MB")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":

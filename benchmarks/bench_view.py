@@ -24,7 +24,6 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.harness import median, parse_args, write_json
 from covr.view.dataset import Dataset
 from covr.view.example_svg import example_svg
 from covr.view.raster import svg_to_png
@@ -62,18 +62,18 @@ def bench_render(repeats: int) -> dict[str, Any]:
     start = time.perf_counter()
     png = svg_to_png(svg)
     png_ms = (time.perf_counter() - start) * 1000
-    median = statistics.median(wall) * 1000
+    median_ms = median(wall) * 1000
     return {
         "examples_with_5_images": len(five),
         "drawings": len(wall),
-        "median_ms": round(median, 1),
+        "median_ms": round(median_ms, 1),
         "p90_ms": round(sorted(wall)[int(0.9 * len(wall))] * 1000, 1),
-        "median_cpu_ms": round(statistics.median(cpu) * 1000, 1),
+        "median_cpu_ms": round(median(cpu) * 1000, 1),
         "svg_kb": round(len(svg) / 1000, 1),
         "png_ms": round(png_ms, 1),
         "png_kb": round(len(png) / 1000, 1),
         "goal_ms": RENDER_GOAL_MS,
-        "ok": median <= RENDER_GOAL_MS,
+        "ok": median_ms <= RENDER_GOAL_MS,
     }
 
 
@@ -146,7 +146,7 @@ def bench_browser(path: Path, data_dir: Path) -> dict[str, Any]:
                 times = [_get(url + "?" + urlencode(query))[0] for _ in range(3)]
                 filters[name] = {
                     "cold_s": round(times[0], 3),
-                    "warm_median_s": round(statistics.median(times[1:]), 3),
+                    "warm_median_s": round(median(times[1:]), 3),
                     "ok": max(times) <= PAGE_GOAL_S,
                 }
         finally:
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=250_000)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    args = parse_args(parser, {"examples": 2_000, "repeats": 1})
     report: dict[str, Any] = {"render": bench_render(args.repeats)}
     print(json.dumps({"render": report["render"]}, indent=2), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
@@ -182,7 +182,7 @@ def main() -> None:
         report["browser"] = bench_browser(big, Path(tmp) / "data")
     print(json.dumps({k: v for k, v in report.items() if k != "render"}, indent=2))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        write_json(args.json, report)
 
 
 if __name__ == "__main__":

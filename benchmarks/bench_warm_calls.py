@@ -34,7 +34,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks.harness`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import median, parse_args, proc_cpu_s, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 LINKS = {
@@ -70,9 +74,10 @@ def _tree_bench() -> Any:
     return importlib.import_module("bench_service")
 
 
-def _proc_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _rpc(bs: Any) -> Callable[..., None]:
+    """The tree's one-request RPC helper (``grpc_call``; ``_grpc_call`` in older trees)."""
+    found: Callable[..., None] = getattr(bs, "grpc_call", None) or bs._grpc_call
+    return found
 
 
 def _load(work: Path, images: int) -> tuple[Any, Any, list[dict[str, Any]]]:
@@ -123,6 +128,7 @@ def _block(
 def measure(images: int, blocks: int) -> dict[str, Any]:
     """Step 1 of the module docstring, in the current tree; medians over the blocks."""
     bs = _tree_bench()
+    call = _rpc(bs)
     import grpc
 
     from covr.related.filters import build_lookup
@@ -159,12 +165,12 @@ def measure(images: int, blocks: int) -> dict[str, Any]:
         with grpc.insecure_channel(target) as channel:
             stub = service_pb2_grpc.CovrServiceStub(channel)
             for r in pool:  # one cold call each: every timed call below is a warm one
-                bs._grpc_call(stub, r, 9)
+                call(stub, r, 9)
                 lookup.related(r["key"], seed=r["seed"] + 9, limit=20)
             time.sleep(2)
-            serve_cpu = partial(_proc_cpu_s, server.pid)
-            db_cpu = partial(_proc_cpu_s, db_pid)
-            rpc = partial(bs._grpc_call, stub)
+            serve_cpu = partial(proc_cpu_s, server.pid)
+            db_cpu = partial(proc_cpu_s, db_pid)
+            rpc = partial(call, stub)
             for _ in range(blocks):
                 wall, cpu, db = _block(20, pool, lambda r: rpc(r, 9), serve_cpu, db_cpu)
                 blocks_out["rpc_wall_ms"].append(wall)
@@ -187,13 +193,14 @@ def measure(images: int, blocks: int) -> dict[str, Any]:
             server.wait(30)
         subprocess.run([*covr, "db", "stop"], env=env, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
-    return {k: statistics.median(v) for k, v in blocks_out.items()}
+    return {k: median(v) for k, v in blocks_out.items()}
 
 
 def count_calls(images: int) -> dict[str, float]:
     """Step 2 of the module docstring: Python calls per warm RPC (server threads) and per warm
     library call, in the current tree."""
     bs = _tree_bench()
+    call = _rpc(bs)
     import grpc
 
     from covr.related.filters import build_lookup
@@ -220,11 +227,11 @@ def count_calls(images: int) -> dict[str, float]:
         with grpc.insecure_channel(service.target) as channel:
             stub = service_pb2_grpc.CovrServiceStub(channel)
             for r in pool:
-                bs._grpc_call(stub, r, 5)
+                call(stub, r, 5)
                 lookup.related(r["key"], seed=r["seed"] + 5, limit=20)
             on.set()
             for r in pool:
-                bs._grpc_call(stub, r, 5)
+                call(stub, r, 5)
             on.clear()
             rpc = sum(counts.values()) / len(pool)
             counts.clear()
@@ -310,7 +317,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         per = [b[key] / a[key] for a, b in zip(rounds[before], rounds[after], strict=True)]
         ratios[key] = {
             "per_round": [round(x, 3) for x in per],
-            "median": round(statistics.median(per), 3),
+            "median": round(median(per), 3),
         }
     for key, control in CONTROLS.items():
         per = [
@@ -319,7 +326,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         ]
         ratios[f"{key} normalized"] = {
             "per_round": [round(x, 3) for x in per],
-            "median": round(statistics.median(per), 3),
+            "median": round(median(per), 3),
         }
     return {"before": before, "after": after, "calls": calls, "rounds": rounds, "ratios": ratios}
 
@@ -337,7 +344,7 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=850)
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    args = parse_args(parser, {"measure": True, "images": 30, "blocks": 1})
     # the measured tree's own benchmark helpers (bench_service), not this file's neighbours
     sys.path.insert(0, str(Path.cwd() / "benchmarks"))
     if args.compare:
@@ -354,8 +361,7 @@ def main() -> int:
     else:
         parser.error("give --compare BEFORE AFTER, --measure or --count-calls")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1))
+        write_json(args.json, report, indent=1)
     elif not args.compare:
         print(json.dumps(report))
     return 0

@@ -1,16 +1,22 @@
-"""Marks every test by its folder, so `-m unit` / `-m integration` / `-m e2e` select by kind,
-puts the slowest test files first (so that two xdist workers finish together), and starts the
-session's shared Neo4j early (tests/support/shared_neo4j.py)."""
+"""Marks every test by its folder, so `-m unit` / `-m integration` / `-m e2e` / `-m chaos` select
+by kind (a test of ``tests/unit`` marked ``slow`` is not ``unit``: the unit tier is the quick one),
+keeps sockets out of unit tests, puts the slowest test files first (so that two xdist workers
+finish together), and starts the session's shared Neo4j early (tests/support/shared_neo4j.py)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-_KINDS = ("unit", "integration", "e2e")
+_KINDS = ("unit", "integration", "e2e", "chaos")
+"""Folder names that are markers: ``tests/chaos`` tests are ``chaos`` (and ``integration``, which
+their modules declare: they run real servers)."""
 
 JVM_TEST_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 """JVM options of every Neo4j the tests start (the shared one, each test's own, ``covr db start``
@@ -92,15 +98,61 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         parts = Path(str(item.fspath)).parts
         for kind in _KINDS:
-            if kind in parts:
-                item.add_marker(getattr(pytest.mark, kind))
+            if kind not in parts:
+                continue
+            if kind == "unit" and item.get_closest_marker("slow") is not None:
+                continue  # over 5 s: a test of the slow tier (docs/testing.md), not a unit test
+            item.add_marker(getattr(pytest.mark, kind))
+        if item.get_closest_marker("unit") and item.get_closest_marker("slow"):
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked both unit and slow: a unit test takes under 5 s "
+                "(tests/unit marks its tests unit itself; drop the module's pytest.mark.unit)"
+            )
+
+
+class UnitTestOpenedASocket(AssertionError):
+    """A ``unit`` test connected or listened on a socket, or built a gRPC server: it needs a
+    server, so it belongs in ``tests/integration``."""
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_open_no_sockets(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """In a ``unit`` test, a socket may be created and bound (a free port is found that way) but
+    not connected or listened on, and no gRPC server is built: such a test needs a server. (A
+    child process's sockets are its own; the tier's subprocesses are plain interpreters.)"""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+
+    def refuse(what: str) -> Any:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise UnitTestOpenedASocket(
+                f"{request.node.nodeid}: {what} in a unit test; a test that needs a server "
+                "belongs in tests/integration (docs/testing.md)"
+            )
+
+        return refused
+
+    for name in ("connect", "connect_ex", "listen"):
+        monkeypatch.setattr(socket.socket, name, refuse(f"socket.{name}"))
+    try:
+        import grpc
+    except ImportError:  # pragma: no cover - grpcio is a dependency
+        pass
+    else:
+        monkeypatch.setattr(grpc, "server", refuse("grpc.server"))
+    yield
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     from tests.integration.conftest import TEST_BACKENDS
     from tests.support.shared_neo4j import SHARED, needs_neo4j
 
-    if needs_neo4j([item.nodeid for item in session.items], TEST_BACKENDS):
+    # unit tests never use it (their ids may still say "neo4j": test_settings.py's parameters)
+    selected = [item.nodeid for item in session.items if not item.get_closest_marker("unit")]
+    if needs_neo4j(selected, TEST_BACKENDS):
         SHARED.start()
 
 

@@ -11,6 +11,9 @@ import pytest
 from covr.graph import catalog
 from tests.support.cypher_lint import lint
 
+# One Node.js run checks every statement (the module's fixture): 5-10 s on the 2-core machine.
+pytestmark = pytest.mark.slow
+
 PARTS = [
     (f"{s.name}#{i}", part) for s in catalog.all_statements() for i, part in enumerate(s.parts())
 ]

@@ -40,6 +40,7 @@ def test_the_split_is_a_fixed_rule_of_the_image_id() -> None:
 
 
 @needs_real
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_heldout_recall_per_type_on_real_images(presence: PresenceModel) -> None:
     """Recomputed now from ../shared/data/real: hidden subgraphs of held-out images."""

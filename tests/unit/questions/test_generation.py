@@ -25,8 +25,6 @@ from covr.scene.subgraph import Subgraph
 from tests.support.question_data import bundled_samples, synthetic_scenes
 from tests.support.question_oracle import Fail, Oracle
 
-pytestmark = pytest.mark.unit
-
 
 def _generate(
     scenes: list[SceneGraph], split: str, seed: int, sources: int | None = None, **kw: Any

@@ -16,8 +16,6 @@ from covr.scene.model import SceneGraph
 from covr.settings import Settings
 from tests.support.question_data import bundled_samples
 
-pytestmark = pytest.mark.unit
-
 COUNTING = (
     "compare_count_objects",
     "verify_count_ref_objects",

@@ -20,8 +20,6 @@ from covr.related.memory import InMemoryRelated
 from covr_loaders.gqa import to_record
 from tests.support.question_data import synthetic_scenes
 
-pytestmark = pytest.mark.unit
-
 runner = CliRunner()
 
 

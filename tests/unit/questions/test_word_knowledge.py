@@ -30,8 +30,6 @@ from covr.scene.subgraph import Subgraph
 from covr.scene.text import plural, singular
 from covr.settings import Settings
 
-pytestmark = pytest.mark.unit
-
 TYPES = default_attribute_types()
 
 

@@ -13,8 +13,6 @@ from covr.cli.main import app
 from covr_loaders.gqa import to_record
 from tests.support.splits_corpus import generate_corpus
 
-pytestmark = pytest.mark.unit
-
 runner = CliRunner()
 
 
@@ -204,6 +202,7 @@ def test_easiness_and_evaluate(files: dict[str, Path], tmp_path: Path) -> None:
     assert report["baselines"]["source"] == "train"
 
 
+@pytest.mark.slow
 def test_every_split_kind_feeds_easiness_and_evaluate(
     files: dict[str, Path], tmp_path: Path
 ) -> None:
