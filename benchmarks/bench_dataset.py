@@ -6,6 +6,7 @@ keeps running), then runs, ``--repeats`` times and interleaved, as fresh process
 worker:
 
 - ``all``: ``covr generate`` over every image, no quota (what a user ran before issue 36);
+- ``all-uncapped``: the same with ``--max-image-share 1`` (no image share: what the share costs);
 - ``per-template``: ``covr generate --per-template N``;
 - ``baseline`` (with ``--baseline DIR``, e.g. a ``git worktree`` of an older commit): that
   checkout's ``covr generate`` over every image, its packages first on ``PYTHONPATH``, on the
@@ -114,7 +115,11 @@ def main() -> None:
     env.update(COVR_DATA_DIR=str(data), COVR_GRAPH_URI="")
     run_covr(["db", "start"], env)
     n = str(args.per_template)
-    modes: dict[str, list[str]] = {"all": [], "per-template": ["--per-template", n]}
+    modes: dict[str, list[str]] = {
+        "all": [],
+        "all-uncapped": ["--max-image-share", "1"],
+        "per-template": ["--per-template", n],
+    }
     envs = dict.fromkeys(modes, env)
     if args.baseline is not None:
         modes["baseline"] = []

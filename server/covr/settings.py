@@ -402,6 +402,14 @@ class Settings(ScaleSettings, MemorySettings, BatchSettings):
         description="Per changed node type presence thresholds, e.g. 'object=0.05,relation=0.1,"
         "attribute=0.5' (the paper's values); empty = the model's calibrated thresholds.",
     )
+    related_answer_presence: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="An image an answer depends on is not used when the presence model scores an "
+        "object the question asks for above this, though the image's scene graph has none "
+        "(1 = never; body parts beside a person or an animal always count as present).",
+    )
     related_per_signature: int = Field(
         default=5, ge=1, le=10_000, description="Default distractors per edit signature."
     )

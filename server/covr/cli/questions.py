@@ -127,6 +127,15 @@ def generate(
         help="Also keep texts for which no second image set with another answer was found "
         "(default: every text comes with two answers).",
     ),
+    max_image_share: float = typer.Option(
+        0.05,
+        "--max-image-share",
+        min=0.0,
+        max=1.0,
+        help="Keep no text that would show one of its images in more than this share of the "
+        "examples kept so far (at least 2 examples; 1 turns the cap off), so that no image "
+        "is in more than this share of the output.",
+    ),
 ) -> None:
     """Generate questions with programs and executed answers for source images of a split.
 
@@ -142,7 +151,9 @@ def generate(
     settings = load_settings()
     if images is not None and image:
         fail("--images and --image exclude each other", EXIT_BAD_INPUT)
-    options = generation_options(split, seed, templates, per_template, single_answers)
+    options = generation_options(
+        split, seed, templates, per_template, single_answers, max_image_share
+    )
     if lookup not in ("memory", "store"):
         fail("--lookup must be memory or store", EXIT_BAD_INPUT)
     if lookup == "store":
@@ -172,7 +183,12 @@ def generate(
 
 
 def generation_options(
-    split: str, seed: int, templates: str, per_template: int | None, single_answers: bool
+    split: str,
+    seed: int,
+    templates: str,
+    per_template: int | None,
+    single_answers: bool,
+    max_image_share: float = 1.0,
 ) -> GenerationOptions:
     """The options of ``covr generate``'s arguments (also on Ray: ``covr.cli.scale``)."""
     from covr.questions.generate import GenerationOptions
@@ -183,7 +199,10 @@ def generation_options(
             load_settings(), split=split, seed=seed, templates=names
         )
         return dataclasses.replace(
-            options, per_template=per_template, pairs_only=not single_answers
+            options,
+            per_template=per_template,
+            pairs_only=not single_answers,
+            max_image_share=None if max_image_share >= 1 else max_image_share,
         )
     except (QuestionError, ValueError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
@@ -206,12 +225,15 @@ def _write_generated(
     answers: dict[str, set[str]] = {}
     dropped: Counter[str] = Counter()
     options = spread_over(options, len(ids))
-    quota = FormQuota(options.per_template)
+    quota = FormQuota.for_run(options)
+
+    shown: Counter[str] = Counter()
 
     def counted(items: Iterator[Example]) -> Iterator[Example]:
         for ex in items:
             per_template[ex["template"]] = per_template.get(ex["template"], 0) + 1
             answers.setdefault(ex["utterance"], set()).add(repr(ex["answer"]))
+            shown.update(set(ex["scenes"]))
             yield ex
 
     with progress_bar(quiet=quiet) as progress:
@@ -229,13 +251,33 @@ def _write_generated(
             n = write_jsonl(counted(examples), out)
             forms = [t.name for t in select_templates(options.templates)]
             report = quota.report(forms, dropped)
-            write_dropped(out, dropped, report)
+            spread = quota.spread(shown, n)
+            write_dropped(out, dropped, report, spread)
         except QuestionError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
     typer.echo(f"{n} examples from {len(ids)} images -> {out}", err=True)
     share = sum(len(a) >= 2 for a in answers.values()) / max(1, len(answers))
     typer.echo(f"texts with two answers: {share:.1%} of {len(answers)}", err=True)
+    print_image_spread(spread)
     print_form_report(report)
+
+
+def print_image_spread(spread: Mapping[str, Any]) -> None:
+    """One line (stderr): the most-shown image, and whether the image share was held."""
+    top, wanted = spread["most_shown"], spread["max_image_share"]
+    line = f"most-shown image: {top['image']} in {top['examples']} examples ({top['share']:.1%})"
+    if wanted is not None and not spread.get("applies", True):
+        line += (
+            f"; --max-image-share {wanted:g} does not apply: an even spread over these images, "
+            "or over fewer source images than 1 / share, would pass it"
+        )
+    elif wanted is not None and not spread["held"]:
+        line += (
+            f"; --max-image-share {wanted:g} is not reachable on these images without keeping "
+            "less than half of what the quota keeps (covr balance --max-image-share applies it "
+            "to a release)"
+        )
+    typer.echo(line, err=True)
 
 
 def print_form_report(report: Mapping[str, Any]) -> None:
@@ -464,16 +506,22 @@ def dropped_path(examples: Path) -> Path:
 
 
 def write_dropped(
-    examples: Path, dropped: Mapping[str, int], forms: Mapping[str, Any] | None = None
+    examples: Path,
+    dropped: Mapping[str, int],
+    forms: Mapping[str, Any] | None = None,
+    spread: Mapping[str, Any] | None = None,
 ) -> None:
     """Why candidates were not emitted (no distractor, a co-referring name, an execution
     failure, a repeat, no second answer), next to the examples: a file alone cannot say what it
     lacks. ``dropped``: the totals per reason (``form/reason`` keys are per form); ``forms``:
-    per form, examples wanted, made and why dropped (:meth:`FormQuota.report`)."""
+    per form, examples wanted, made and why dropped (:meth:`FormQuota.report`); ``spread``: the
+    most-shown image against the image share (:func:`image_spread`)."""
     totals = {k: n for k, n in sorted(dropped.items()) if "/" not in k}
     record: dict[str, Any] = {"dropped": totals}
     if forms is not None:
         record["forms"] = dict(forms)
+    if spread is not None:
+        record["image_spread"] = dict(spread)
     dropped_path(examples).write_text(json.dumps(record, indent=1) + "\n")
 
 

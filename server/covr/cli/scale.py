@@ -122,6 +122,7 @@ def _options(kwargs: dict[str, Any]) -> GenerationOptions:
         kwargs["templates"],
         kwargs["per_template"],
         kwargs["single_answers"],
+        kwargs["max_image_share"],
     )
 
 
@@ -129,7 +130,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
     """``covr generate --ray ADDRESS`` (``kwargs``: the command's other arguments): shards on
     Ray, parts under ``OUT.parts/``, merged into ``OUT`` (the same bytes as without ``--ray``)
     with ``OUT.dropped.json`` beside it."""
-    from covr.cli.questions import print_form_report, write_dropped
+    from covr.cli.questions import print_form_report, print_image_spread, write_dropped
     from covr.questions.generate import spread_over
     from covr.scale.cluster import ShardFailed
     from covr.scale.errors import ScaleError
@@ -168,7 +169,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
             fail(str(exc), EXIT_BAD_INPUT)
         except ShardFailed as exc:
             fail(str(exc))
-    write_dropped(out, outcome.dropped, outcome.forms)
+    write_dropped(out, outcome.dropped, outcome.forms, outcome.spread)
     nodes = ", ".join(f"{node[:8]}: {k}" for node, k in sorted(outcome.per_node.items()))
     typer.echo(f"{outcome.written} examples from {len(ids)} images -> {out}", err=True)
     typer.echo(
@@ -176,6 +177,7 @@ def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, re
         f"parts in {outcome.parts} (kept for --resume)",
         err=True,
     )
+    print_image_spread(outcome.spread)
     print_form_report(outcome.forms)
 
 

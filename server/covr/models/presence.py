@@ -176,6 +176,11 @@ def _n(name: str) -> str:
     return " ".join(singular(name).lower().split())
 
 
+def noun_key(name: str) -> str:
+    """How the model's statistics and classes spell a name (singular, lower case)."""
+    return _n(name)
+
+
 # -- statistics of the training graphs -----------------------------------------------------------
 
 

@@ -75,13 +75,13 @@ class ImageCap:
         self.cap = cap
         self.shown: Counter[str] = Counter()
 
-    def fits(self, examples: Sequence[ExampleRecord]) -> bool:
+    def fits(self, examples: Sequence[Mapping[str, Any]]) -> bool:
         if self.cap is None:
             return True
         adding = Counter(i for ex in examples for i in set(ex["scenes"]))
         return all(self.shown[i] + k <= self.cap for i, k in adding.items())
 
-    def keep(self, examples: Sequence[ExampleRecord]) -> None:
+    def keep(self, examples: Sequence[Mapping[str, Any]]) -> None:
         self.shown.update(i for ex in examples for i in set(ex["scenes"]))
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from covr.questions.degeneracy import follows_from_image_count
 from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
-from covr.questions.names import holds_coreferent, queried_names
+from covr.questions.names import holds_coreferent, queried_names, tested_attributes
 from covr.questions.operators import execute
 from covr.questions.picking import pick_images, swaps
 from covr.questions.signature_rules import rule_holds, signature_order
@@ -34,7 +34,7 @@ from covr.scene.subgraph import Subgraph
 if TYPE_CHECKING:
     from covr.questions.generate import GenerationOptions
 
-GENERATOR_VERSION = "covr-questions/2"
+GENERATOR_VERSION = "covr-questions/3"
 """Bumped when the same seed draws other examples: /2 seeds each form's draws and each
 subgraph's lookup apart, keeps only texts with two answers and drops image-count shortcuts."""
 MAX_LOOKUP_SEED = 2**63 - 1
@@ -320,6 +320,12 @@ class ImageGenerator:
         if self._ambiguous(instance, images):
             self.failures["coreferent-name"] += 1
             return None
+        if self._unannotated(instance, images):
+            self.failures["presence-unannotated"] += 1
+            return None
+        if self._attribute_unknown(instance, images):
+            self.failures["attribute-unannotated"] += 1
+            return None
         key = tuple(images)
         world = worlds.get(key)
         if world is None:
@@ -351,6 +357,36 @@ class ImageGenerator:
         not used for the example (:mod:`covr.questions.names`)."""
         queried = frozenset(queried_names(instance.program))
         return any(holds_coreferent(queried, self._image_names(i)) for i in images)
+
+    def _unannotated(self, instance: Instance, images: list[str]) -> bool:
+        """Whether a shown image probably holds an object the program looks for although its
+        scene graph does not name one (the presence model; paper App. B, issue 37 item 2): a
+        person's ears, an animal's neck. The image would flip a count or an existence, so this
+        image set is not used for the example. On 100 real GQA images 5.6 % of the examples
+        asked about a body part that a shown person or animal had unannotated."""
+        queried = queried_names(instance.program)
+        return any(
+            name not in self._image_names(image) and self.provider.unannotated(name, image)
+            for image in images
+            for name in queried
+        )
+
+    def _attribute_unknown(self, instance: Instance, images: list[str]) -> bool:
+        """Whether a shown object that the program tests for an attribute value has no value
+        of that value's category at all ("All wheels are black" → False, from a wheel with no
+        color annotated): its value is unknown, and the answer would read a missing annotation
+        as the opposite (issue 36 audit). This image set is not used for the example."""
+        for name, value in tested_attributes(instance.program):
+            kinds = self.types.types(value)
+            if not kinds:
+                continue
+            for image in images:
+                for o in self.provider.scene(image).objects:
+                    if o.name == name and not any(
+                        a == value or set(self.types.types(a)) & set(kinds) for a in o.attributes
+                    ):
+                        return True
+        return False
 
     def _image_names(self, image_id: str) -> frozenset[str]:
         names = self._names.get(image_id)

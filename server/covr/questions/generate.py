@@ -29,7 +29,7 @@ from covr.collector import batch_collection
 from covr.questions.engine import GENERATOR_VERSION, ImageGenerator, qid
 from covr.questions.errors import GenerationError
 from covr.questions.example import Example
-from covr.questions.quota import FormQuota
+from covr.questions.quota import FormQuota, by_text
 from covr.questions.templates import MAX_IMAGES, select_templates
 from covr.questions.world import AttributeTypes, default_attribute_types
 from covr.related.api import RelatedProvider, enumeration_options, stable_seed
@@ -82,6 +82,9 @@ class GenerationOptions:
     """At most about this many examples of each form from one source image (a pair may take it
     one past), so that a ``per_template`` run takes its examples from many source images rather
     than filling every form from the first few (:func:`spread_over`)."""
+    max_image_share: float | None = None
+    """No image in more than this share of the run's examples (:mod:`covr.questions.quota`);
+    ``None``: no cap. ``covr generate`` sets 0.05 (issue 36)."""
     pairs_only: bool = False
     """Keep a text only with two answers (two image sets, two answers: paper App. C); a text
     with one is dropped as ``no-second-answer`` (issue 36 item 3). ``covr generate`` sets it
@@ -128,6 +131,10 @@ class GenerationOptions:
             isinstance(self.per_template, bool) or self.per_template < 1
         ):
             raise GenerationError("per_template", f"must be >= 1, got {self.per_template!r}")
+        if self.max_image_share is not None and not 0 < self.max_image_share <= 1:
+            raise GenerationError(
+                "max_image_share", f"must be in (0, 1], got {self.max_image_share!r}"
+            )
         if self.per_source is not None and self.per_source < 1:
             raise GenerationError("per_source", f"must be >= 1, got {self.per_source!r}")
         select_templates(self.templates)  # unknown names raise TemplateError
@@ -289,19 +296,28 @@ def iter_examples(
     many candidates were dropped and why (``covr generate`` writes it for ``covr stats``).
     ``options.per_template`` keeps about that many examples per form, in image order, and the
     run ends when every form has them (``quota``, when given, is the one used: it holds the
-    per-form counts afterwards)."""
+    per-form counts afterwards). ``options.max_image_share`` holds the run's examples until its
+    end, when texts past the share are taken out (:meth:`FormQuota.trim`)."""
     seen: set[str] = set()
     drops: Counter[str] = dropped if dropped is not None else Counter()
-    quota = quota if quota is not None else FormQuota(options.per_template)
     forms = [t.name for t in select_templates(options.templates)]
+    if quota is None:
+        quota = FormQuota.for_run(options)
+    held: list[list[Example]] = []  # with an image cap, the run's texts until it is trimmed
     with batch_collection():  # forked workers inherit it
         stream = _iter_all(provider, options, image_ids, workers, progress, drops, quota, forms)
-        for example in stream:
-            if example["qid"] in seen:
-                drops["duplicate-qid"] += 1  # a total only, as the Ray merge counts it
-            elif quota.admit(example):
-                seen.add(example["qid"])
-                yield example
+        for text in by_text(stream):
+            new = [e for e in text if e["qid"] not in seen]
+            if len(new) < len(text):  # a total only, as the Ray merge counts it
+                drops["duplicate-qid"] += len(text) - len(new)
+            if quota.admit(new):
+                seen.update(e["qid"] for e in new)
+                if quota.image_share is None:
+                    yield from new
+                else:
+                    held.append(new)
+    for text in quota.select(held):
+        yield from text
 
 
 def _iter_all(

@@ -83,6 +83,42 @@ def queried_names(program: Sequence[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+_ATTRIBUTE_TESTS = frozenset({"filter", "verify_attr", "choose_attr"})
+"""Operations that test objects for attribute values (their arguments are the values)."""
+_SAME_OBJECTS = frozenset({"filter", "unique", "assert_unique"})
+"""Operations whose output objects are some of their input's (a name passes through)."""
+
+
+def tested_attributes(program: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """``(object name, attribute value)`` for every attribute test of the program on objects
+    found by name ("all wheels are black": ``("wheel", "black")``), nested programs too (their
+    dependency -1 is the objects of the step that holds them). A test on objects reached over
+    a relation or a group is left out: its name is not traced."""
+    out: set[tuple[str, str]] = set()
+    _trace(program, None, out)
+    return out
+
+
+def _trace(
+    program: Sequence[Mapping[str, Any]], outer: str | None, out: set[tuple[str, str]]
+) -> None:
+    names: list[str | None] = []
+    for step in program:
+        deps = step.get("dependencies", [])
+        first = deps[0] if deps else None
+        source = outer if first == -1 else (names[first] if first is not None else None)
+        op = step["operation"]
+        if op == "find":
+            names.append(str(step["arguments"][0]))
+            continue
+        if op in _ATTRIBUTE_TESTS and source is not None:
+            out.update((source, str(a)) for a in step["arguments"] if isinstance(a, str))
+        for arg in step["arguments"]:
+            if isinstance(arg, list):
+                _trace(arg, source, out)
+        names.append(source if op in _SAME_OBJECTS else None)
+
+
 def ambiguous_images(
     queried: Iterable[str], names_by_image: Mapping[str, Iterable[str]]
 ) -> list[str]:

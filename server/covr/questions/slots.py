@@ -118,6 +118,13 @@ class Filling:
 # -- edge and second subgraph ------------------------------------------------------------------
 
 
+PROXIMITY = frozenset({"near", "next to", "beside", "by", "close to", "around"})
+"""Relations that hold between an object and most things around it: "What is the man near?"
+has as many answers as there are things near him, of which the graph annotates one (the issue
+36 audit: a man at a desk with a laptop, "near" annotated only to a figurine at the image's
+edge). Open questions (``query_object``) do not ask about them."""
+
+
 def choose_edge(template: Template, g: Subgraph, rng: random.Random) -> int | bool | None:
     """The root edge the template asks about; ``None`` if it needs none, ``False`` if no edge
     qualifies."""
@@ -131,6 +138,8 @@ def choose_edge(template: Template, g: Subgraph, rng: random.Random) -> int | bo
         if "root_edge_leaf" in template.subgraph and g.children(target):
             continue
         if "edge_not_finite_verb" in template.subgraph and is_finite_verb(g.relations[j].name):
+            continue
+        if "edge_not_proximity" in template.subgraph and g.relations[j].name in PROXIMITY:
             continue
         options.append(j)
     return rng.choice(options) if options else False
@@ -322,6 +331,11 @@ def asked_types(f: Filling) -> list[str]:
     noun = f.g.root.name
     allowed = word_knowledge.categories(noun)
     kinds = [t for t in sorted(f.types.types(f.g.root.attribute or "")) if t in allowed]
+    if "color" in kinds and "material" in kinds:
+        # a value that names a color and a material ("silver", "gold") is read as the color:
+        # "What is the material of the fork? silver" was wrong for a fork annotated
+        # silver-colored (issue 36 audit); a green banana's ripeness stays askable
+        kinds.remove("material")
     if _uses_operation(f.template, "same_attr"):
         return [t for t in kinds if t not in word_knowledge.RELATIVE_SCALES]
     if f.g2 is not None:  # the two referents are compared on the type (specific_same_attr)

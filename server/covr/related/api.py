@@ -68,6 +68,10 @@ class Distractor:
 
 
 PresenceFilter = Callable[[Subgraph, list[Distractor]], list[Distractor]]
+
+NamePresence = Callable[[str, SceneGraph], bool]
+"""Whether an object named so is probably in the image though its scene graph does not name it
+(the presence model on the one-object subgraph; issue 37 item 2)."""
 """Hook that removes distractors in which ``g`` is probably present though unannotated."""
 
 
@@ -160,6 +164,12 @@ class RelatedProvider(Protocol):
     def refresh(self) -> None:
         """Start a unit of work (one source image): see the store's current generation.
         Lookups of :meth:`related` inside it may skip their own check."""
+        ...
+
+    def unannotated(self, name: str, image_id: str) -> bool:
+        """Whether an object called ``name`` is probably in the image although its scene graph
+        has none (paper App. B): the image would then flip a count or an existence that asks
+        for ``name``. ``False`` where the provider has no presence model."""
         ...
 
 

@@ -23,6 +23,7 @@ from covr.graph.store import GraphStore
 from covr.related.api import (
     DEFAULT,
     Default,
+    NamePresence,
     PresenceFilter,
     RelatedError,
     RelatedResult,
@@ -212,6 +213,9 @@ class RelatedLookup:
     ) -> None:
         self.store = store
         self.presence_filter = presence_filter
+        self.name_presence: NamePresence | None = None
+        """The presence model on one object name (``None``: no model); the question engine asks
+        it of every image an answer depends on (:meth:`StoreRelated.unannotated`)."""
         self.model_version = model_version
         self.settings = settings or get_settings()
         self.options = enumeration_options(self.settings)

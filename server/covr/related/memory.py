@@ -130,6 +130,10 @@ class InMemoryRelated:
     def refresh(self) -> None:
         """Nothing to check: the scenes are held in memory."""
 
+    def unannotated(self, name: str, image_id: str) -> bool:
+        """No presence model on the word lists' path: an unannotated object is absent."""
+        return False
+
     def _positives(self, g: Subgraph, split: str, *, limit: int, seed: int) -> list[str]:
         names = [(p.kind, name_at(g, p)) for p in positions(g)]
         rng = random.Random(stable_seed(seed, "positives", g.key, split))

@@ -39,6 +39,7 @@ class StoreRelated:
         self.lookup = lookup
         self._images = {s: sorted(ids) for s, ids in (images_by_split or {}).items()}
         self._barren = BarrenMemo()
+        self._unannotated: dict[tuple[str, str], bool] = {}
 
     def scene(self, image_id: str) -> SceneGraph:
         """The stored scene graph (``KeyError`` when absent), as of the generation the lookup saw
@@ -79,6 +80,22 @@ class StoreRelated:
         remember = getattr(self.lookup.exclusivity, "remember_pairs", None)
         if callable(remember):
             remember(self.lookup.settings.data_dir / "models")
+
+    def unannotated(self, name: str, image_id: str) -> bool:
+        """The lookup's presence model on ``name`` in the image (``False`` without a model or
+        for an unknown image); remembered per (name, image) for the run."""
+        judge = self.lookup.name_presence
+        if judge is None:
+            return False
+        key = (name, image_id)
+        found = self._unannotated.get(key)
+        if found is None:
+            try:
+                found = judge(name, self.scene(image_id))
+            except KeyError:
+                found = False
+            self._unannotated[key] = found
+        return found
 
     def refresh(self) -> None:
         """Check the store generation once (one query); drops cached scene graphs if it moved,

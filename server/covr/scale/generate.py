@@ -22,7 +22,7 @@ from typing import Any
 
 from covr.questions.engine import GENERATOR_VERSION
 from covr.questions.generate import GenerationOptions
-from covr.questions.quota import FormQuota
+from covr.questions.quota import FormQuota, by_text
 from covr.questions.templates import select_templates
 from covr.scale.errors import ScaleError
 from covr.scale.runner import Outcome, Say, execute
@@ -70,9 +70,11 @@ def generate(run: Run, say: Say) -> Outcome:
     outcome = execute(
         generate_shard, job, layout, parts, run.address, run.settings, run.resume, say
     )
-    quota = FormQuota(run.options.per_template)
-    outcome.written = merge(parts, run.image_ids, run.out, outcome.dropped, quota)
     forms = [t.name for t in select_templates(run.options.templates)]
+    quota = FormQuota.for_run(run.options)
+    shown: Counter[str] = Counter()
+    outcome.written = merge(parts, run.image_ids, run.out, outcome.dropped, quota, shown)
+    outcome.spread = quota.spread(shown, outcome.written)
     outcome.forms = quota.report(forms, outcome.dropped)
     return outcome
 
@@ -83,30 +85,54 @@ def merge(
     out: Path,
     dropped: Counter[str],
     quota: FormQuota | None = None,
+    shown: Counter[str] | None = None,
 ) -> int:
     """Write the examples of every image in input order, each question id once and each form
     within its quota (``--per-template``, applied here exactly as ``iter_examples`` applies it),
-    atomically; add the drop reasons to ``dropped``; return the number written."""
-    seen: set[str] = set()
+    atomically; add the drop reasons to ``dropped`` and the images of what is written to
+    ``shown``; return the number written."""
     quota = quota if quota is not None else FormQuota(None)
+    kept = _admitted(parts, image_ids, dropped, quota)
     n = 0
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
         for record in parts.in_order(image_ids):
-            qids, lines, reasons = _fields(parts, record)
-            dropped.update(reasons)
+            qids, lines, _ = _fields(parts, record)
             for qid, line in zip(qids, lines, strict=True):
-                if qid in seen:
-                    dropped["duplicate-qid"] += 1
-                    continue
-                if not quota.admit(json.loads(line)):  # counts every form's examples too
-                    continue
-                seen.add(qid)
-                handle.write(line)
-                handle.write("\n")
-                n += 1
+                if kept.get(qid) == record["image"]:
+                    if shown is not None:
+                        shown.update(set(json.loads(line)["scenes"]))
+                    handle.write(line)
+                    handle.write("\n")
+                    n += 1
     tmp.replace(out)
     return n
+
+
+def _admitted(
+    parts: Parts, image_ids: Sequence[str], dropped: Counter[str], quota: FormQuota
+) -> dict[str, str]:
+    """The question ids the run keeps, each with the source image whose record keeps it: each once, each text within its form's quota and the
+    image cap, in input order, as ``iter_examples`` decides (a first pass over the parts that
+    holds only ids, forms and images, so that the image cap's final trim does not hold every
+    example line of a large run in memory)."""
+    seen: set[str] = set()
+    held: list[list[dict[str, Any]]] = []
+    for record in parts.in_order(image_ids):
+        _, lines, reasons = _fields(parts, record)
+        dropped.update(reasons)
+        for text in by_text(json.loads(line) for line in lines):
+            new = [e for e in text if e["qid"] not in seen]
+            if len(new) < len(text):
+                dropped["duplicate-qid"] += len(text) - len(new)
+            if quota.admit(new):  # counts every form's examples too
+                seen.update(e["qid"] for e in new)
+                held.append([{k: e[k] for k in KEPT_FIELDS} | {"at": record["image"]} for e in new])
+    return {e["qid"]: e["at"] for text in quota.select(held) for e in text}
+
+
+KEPT_FIELDS = ("qid", "template", "scenes")
+"""What the merge's first pass holds of an example (the quota and the image cap need no more)."""
 
 
 def _fields(parts: Parts, record: dict[str, Any]) -> tuple[list[str], list[str], dict[str, int]]:

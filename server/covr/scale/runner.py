@@ -35,6 +35,8 @@ class Outcome:
     per_node: Counter[str] = field(default_factory=Counter)
     parts: Path | None = None
     forms: dict[str, Any] = field(default_factory=dict)
+    spread: dict[str, Any] = field(default_factory=dict)
+    """Generation: the most-shown image against the image share (``FormQuota.spread``)."""
     """Generation: per form, examples wanted, made and why dropped (``FormQuota.report``)."""
 
 

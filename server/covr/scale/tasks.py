@@ -26,7 +26,7 @@ from covr.graph import GraphStore, open_store
 from covr.questions.example import Example
 from covr.questions.export import dumps
 from covr.questions.generate import GenerationOptions, image_examples
-from covr.questions.quota import FormQuota
+from covr.questions.quota import FormQuota, by_text
 from covr.related.api import RelatedProvider
 from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
@@ -167,8 +167,12 @@ def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResul
     records: list[dict[str, Any]] = []
     # The shard's own per-form counts (its images are in run order): a form this shard has
     # filled is full in the merge's count too (covr.questions.quota), so its later images skip
-    # it. The merge alone decides what is kept; every example made here is recorded.
+    # it. The merge alone decides what is kept; every example made here is recorded. With an
+    # image cap the merge may refuse a text this shard would count, so a form full here need
+    # not be full there: the shard then makes every form for every image (the same output,
+    # more work).
     local = FormQuota(job.options.per_template)
+    hints = job.options.max_image_share is None
     local_seen: set[str] = set()
     with batch_collection():
         for image_id in image_ids:
@@ -176,7 +180,11 @@ def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResul
             examples: list[Example] = []
             in_image: set[str] = set()
             made = image_examples(
-                worker.provider, job.options, image_id, dropped, lambda: frozenset(local.full)
+                worker.provider,
+                job.options,
+                image_id,
+                dropped,
+                (lambda: frozenset(local.full)) if hints else frozenset,
             )
             for example in made:
                 if example["qid"] in in_image:
@@ -184,9 +192,10 @@ def generate_shard(job: Job, shard: int, image_ids: Sequence[str]) -> ShardResul
                     continue
                 in_image.add(example["qid"])
                 examples.append(example)
-                if example["qid"] not in local_seen:
-                    local_seen.add(example["qid"])
-                    local.admit(example)
+            for text in by_text(examples):
+                new = [e for e in text if e["qid"] not in local_seen]
+                if local.admit(new):
+                    local_seen.update(e["qid"] for e in new)
             lines = [dumps(e) for e in examples]
             qids = [e["qid"] for e in examples]
             records.append({"image": image_id, "qids": qids, "examples": lines, "dropped": dropped})

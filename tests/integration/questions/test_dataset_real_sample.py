@@ -6,9 +6,9 @@ Checked here, each from the example files alone (no engine code re-used for the 
 no near-duplicates (same text, answer and image set); every text of the balanced output with two
 answers; per form at most 10 % of examples whose answer follows from the number of images shown
 (read from the text); at least 25 % of the generated examples survive balancing; no image in
-more than 5 % of a balance with ``--max-image-share 0.05``. The run's own image spread is
-recorded as a strict expected failure with what was measured (docs/questions.md, "Measured on
-real images").
+more than 5 % of a run (``covr generate`` without a quota) nor of a balance with
+``--max-image-share 0.05``. The spread of a ``--per-template`` run is recorded as a strict
+expected failure with what was measured (docs/questions.md, "Image spread").
 """
 
 from __future__ import annotations
@@ -23,12 +23,16 @@ import pytest
 from typer.testing import CliRunner
 
 from covr.cli.main import app
+from covr.models import load_presence_model
+from covr.models.presence import noun_key
 from covr.questions.export import read_jsonl
+from covr.questions.names import queried_names
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 REAL_GQA = Path(__file__).resolve().parents[3].parent / "shared/data/real/gqa"
 GQA_FILE = REAL_GQA / "train_sceneGraphs.first100.json"
+VG_FILE = REAL_GQA.parent / "vg/scene_graphs.first100.json"
 PER_TEMPLATE = 40
 runner = CliRunner()
 
@@ -56,12 +60,46 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         ["balance", str(generated), str(capped), "--per-template", n, "--max-image-share", "0.05"],
         env,
     )
-    forms = json.loads(generated.with_name("gen.jsonl.dropped.json").read_text())["forms"]
+    full = out / "full.jsonl"
+    _invoke(["generate", "--split", "train", "--seed", "1", "--out", str(full), "--quiet"], env)
+    _invoke(["load", "vg", str(VG_FILE), "--split", "vg", "--json"], env)
+    vg = out / "vg.jsonl"
+    _invoke(["generate", "--split", "vg", "--seed", "1", "--out", str(vg), "--quiet"], env)
+    record = json.loads(generated.with_name("gen.jsonl.dropped.json").read_text())
     return {
+        "full": list(read_jsonl(full)),
+        "vg": list(read_jsonl(vg)),
+        "graphs": _object_names(GQA_FILE, "gqa") | _object_names(VG_FILE, "vg"),
+        "full_spread": json.loads(full.with_name("full.jsonl.dropped.json").read_text())[
+            "image_spread"
+        ],
+        "spread": record["image_spread"],
         "generated": list(read_jsonl(generated)),
         "balanced": list(read_jsonl(balanced)),
         "capped": list(read_jsonl(capped)),
-        "forms": forms,
+        "forms": record["forms"],
+    }
+
+
+def _objects(path: Path) -> dict[str, list[tuple[str, set[str]]]]:
+    """Each GQA image's objects: (name, attributes), read from the dataset file itself."""
+    raw = json.loads(path.read_text())
+    return {
+        f"gqa:{k}": [(o["name"], set(o.get("attributes", ()))) for o in v["objects"].values()]
+        for k, v in raw.items()
+    }
+
+
+def _object_names(path: Path, prefix: str) -> dict[str, set[str]]:
+    """Each image's object names (singular, lower case), read from the dataset file itself."""
+    raw = json.loads(path.read_text())
+    if prefix == "gqa":
+        return {
+            f"gqa:{k}": {noun_key(o["name"]) for o in v["objects"].values()} for k, v in raw.items()
+        }
+    return {
+        f"vg:{g['image_id']}": {noun_key(n) for o in g["objects"] for n in o.get("names", ())}
+        for g in raw
     }
 
 
@@ -145,14 +183,100 @@ def test_the_per_form_report_says_what_was_made(run: dict[str, Any]) -> None:
             assert row["dropped"], form  # a short form says why
 
 
+def _top_share(examples: list[Any]) -> float:
+    shown = Counter(i for e in examples for i in set(e["scenes"]))
+    return shown.most_common(1)[0][1] / len(examples)
+
+
+def test_no_image_in_more_than_5_percent_of_a_run(run: dict[str, Any]) -> None:
+    """``covr generate`` (default ``--max-image-share 0.05``, no quota): the share holds, and
+    every form that the uncapped run fills keeps examples (the selection takes the rarest
+    forms' texts first)."""
+    full = run["full"]
+    assert _top_share(full) <= 0.05, _top_share(full)
+    assert run["full_spread"]["held"] is True
+    assert len({e["template"] for e in full}) >= 18
+    assert len(full) >= 500, len(full)
+
+
+def test_a_per_template_run_reports_its_image_spread(run: dict[str, Any]) -> None:
+    """With ``--per-template 40`` the share is not reachable on 100 images without keeping
+    less than half of the quota's examples (docs/questions.md, "Image spread"): the run keeps
+    half, spreads its images as far as that allows, and says so in OUT.dropped.json."""
+    generated, spread = run["generated"], run["spread"]
+    assert spread["max_image_share"] == 0.05
+    assert spread["most_shown"]["share"] == pytest.approx(_top_share(generated))
+    if not spread["held"]:
+        assert _top_share(generated) <= 0.08, _top_share(generated)  # was 10.2 % uncapped
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 36: on 100 real GQA images the generated run shows its most-shown image in "
-    "about 10 % of the examples with --per-template 40 (8 % without a quota): most "
-    "single-noun subgraphs have one to three distractor images on the sample, and a few images "
-    "with many objects are among them for most (docs/questions.md, 'Measured on real images'); "
-    "covr balance --max-image-share 0.05 holds the cap at the price of most examples",
+    reason="issue 36: on 100 real GQA images a --per-template 40 run cannot hold 5 % without "
+    "keeping less than half of what its quota keeps: it keeps 260 examples at 6.2 % (uncapped: "
+    "498 at 10.2 %); the best selection from every example the images give under the same "
+    "quota is 4.8 % at 454 (docs/questions.md, 'Image spread')",
 )
-def test_no_image_in_more_than_5_percent_of_the_generated_examples(run: dict[str, Any]) -> None:
-    shown = Counter(i for e in run["generated"] for i in set(e["scenes"]))
-    assert shown.most_common(1)[0][1] <= 0.05 * len(run["generated"])
+def test_no_image_in_more_than_5_percent_of_a_per_template_run(run: dict[str, Any]) -> None:
+    assert _top_share(run["generated"]) <= 0.05
+
+
+@pytest.mark.parametrize("run_name", ["full", "generated", "vg"])
+def test_no_body_part_asked_where_a_shown_owner_may_have_it(
+    run: dict[str, Any], run_name: str
+) -> None:
+    """Issue 37: at most 1 % of examples ask for a body part (WordNet's noun.body, as the
+    presence model's classes hold it) while a shown image without that part annotated has a
+    person or an animal (before: 5.6 % of the GQA examples: ears, necks, arms, hair)."""
+    classes = load_presence_model().featurizer.stats.noun_class
+    graphs = run["graphs"]
+    examples = run[run_name]
+    assert examples
+
+    def asks_an_unannotated_part(e: Any) -> bool:
+        parts = {noun_key(q) for q in queried_names(e["program"])}
+        parts = {p for p in parts if classes.get(p) == "body"}
+        return any(
+            part not in graphs[i] and any(classes.get(n) in ("person", "animal") for n in graphs[i])
+            for part in parts
+            for i in e["scenes"]
+        )
+
+    bad = [e["utterance"] for e in examples if asks_an_unannotated_part(e)]
+    assert len(bad) <= 0.01 * len(examples), bad[:5]
+
+
+def test_no_attribute_test_reads_a_missing_annotation(run: dict[str, Any]) -> None:
+    """The issue 36 audit: "All wheels are black" → False from a wheel with no color at all.
+    No shown object that a program tests for a value lacks every value of its category."""
+    from covr.questions.names import tested_attributes
+    from covr.questions.world import default_attribute_types
+
+    types = default_attribute_types()
+    objects = _objects(GQA_FILE)
+    checked = 0
+    for e in [*run["full"], *run["generated"]]:
+        for name, value in tested_attributes(e["program"]):
+            kinds = set(types.types(value))
+            for image in e["scenes"]:
+                for other, attributes in objects[image]:
+                    if other == name and kinds:
+                        checked += 1
+                        known = {k for a in attributes for k in types.types(a)}
+                        assert value in attributes or known & kinds, (e["utterance"], image)
+    assert checked > 100
+
+
+def test_open_questions_avoid_proximity_and_colors_are_colors(run: dict[str, Any]) -> None:
+    """The issue 36 audit: "What is the man near?" (as many answers as things around him) and
+    "What is the material of the fork? silver" (a color) are not asked."""
+    from covr.questions.slots import PROXIMITY
+    from covr.questions.world import default_attribute_types
+
+    types = default_attribute_types()
+    for e in [*run["full"], *run["generated"]]:
+        if e["template"] == "query_object":
+            relations = {a for s in e["program"] for a in s["arguments"] if isinstance(a, str)}
+            assert not relations & PROXIMITY, e["utterance"]
+        if e["template"] == "query_attr" and "color" in types.types(str(e["answer"])):
+            assert "color" in e["utterance"], e["utterance"]

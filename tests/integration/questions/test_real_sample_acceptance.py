@@ -190,9 +190,10 @@ def other_forms(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], Pa
     ]
     for k, source in enumerate(runs):
         target = out / f"forms{k}.jsonl"
-        # single answers too: the check is about every form's programs and images, and the
-        # small inputs give some forms no second answer
+        # single answers and no image share: the check is about every form's programs and
+        # images, and the small inputs give some forms no second answer and few images
         args = ["generate", *source, "--lookup", "memory", "--templates", names, "--single-answers"]
+        args += ["--max-image-share", "1"]
         _invoke([*args, "--seed", "1", "--out", str(target), "--quiet"], env)
         examples += list(read_jsonl(target))
     return examples, path

@@ -57,7 +57,8 @@ def generated(scene_file: Path) -> Path:
 
 def test_generate_writes_covr_fields(generated: Path) -> None:
     examples = list(read_jsonl(generated))
-    assert len(examples) > 100
+    # 100 since an attribute test never reads an object with no value of its category
+    assert len(examples) > 60
     first = json.loads(generated.read_text().splitlines()[0])
     assert list(first)[:7] == [
         "qid", "utterance", "scenes", "answer", "pattern_name", "program", "properties"
