@@ -22,10 +22,12 @@ from covr.questions.errors import ExecutionFailure, GenerationError
 from covr.questions.example import Example
 from covr.questions.names import holds_coreferent, queried_names, tested_attributes
 from covr.questions.operators import execute
+from covr.questions.part_whole import wholes_of
 from covr.questions.picking import pick_images, swaps
 from covr.questions.signature_rules import rule_holds, signature_order
 from covr.questions.slots import Instance, Related, instantiate
 from covr.questions.templates import Template
+from covr.questions.word_knowledge import noun_key
 from covr.questions.world import AttributeTypes, PartsCache, World
 from covr.related.api import RelatedImage, RelatedProvider, contains, stable_seed
 from covr.scene.enumerate import enumerate_subgraphs
@@ -72,6 +74,7 @@ class ImageGenerator:
         self.parts = PartsCache()
         self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
         self._names: dict[str, frozenset[str]] = {}
+        self._keys: dict[str, frozenset[str]] = {}
         self._needs_distractors = all(t.images.min_distractors >= 1 for t in templates)
 
     # -- top level -----------------------------------------------------------------------------
@@ -323,6 +326,9 @@ class ImageGenerator:
         if self._unannotated(instance, images):
             self.failures["presence-unannotated"] += 1
             return None
+        if self._part_unannotated(instance, images):
+            self.failures["part-unannotated"] += 1
+            return None
         if self._attribute_unknown(instance, images):
             self.failures["attribute-unannotated"] += 1
             return None
@@ -370,6 +376,27 @@ class ImageGenerator:
             for image in images
             for name in queried
         )
+
+    def _part_unannotated(self, instance: Instance, images: list[str]) -> bool:
+        """Whether a shown image has a whole of a part the program looks for, without that
+        part annotated (a bicycle without its tires, :mod:`covr.questions.part_whole`): the
+        image would flip a count or an existence of the part (issue 36 audit: "exactly 1
+        tire" from an image of five cyclists where only a car's tire was annotated)."""
+        for name in queried_names(instance.program):
+            wholes = wholes_of(noun_key(name))
+            if not wholes:
+                continue
+            for image in images:
+                keys = self._image_keys(image)
+                if noun_key(name) not in keys and keys & wholes:
+                    return True
+        return False
+
+    def _image_keys(self, image_id: str) -> frozenset[str]:
+        keys = self._keys.get(image_id)
+        if keys is None:
+            keys = self._keys[image_id] = frozenset(map(noun_key, self._image_names(image_id)))
+        return keys
 
     def _attribute_unknown(self, instance: Instance, images: list[str]) -> bool:
         """Whether a shown object that the program tests for an attribute value has no value

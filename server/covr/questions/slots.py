@@ -123,6 +123,11 @@ PROXIMITY = frozenset({"near", "next to", "beside", "by", "close to", "around"})
 has as many answers as there are things near him, of which the graph annotates one (the issue
 36 audit: a man at a desk with a laptop, "near" annotated only to a figurine at the image's
 edge). Open questions (``query_object``) do not ask about them."""
+WORN = frozenset({"wearing", "wears", "dressed in", "has on"})
+"""Relations to clothes: a person wears several at once and the graph often links one ("What
+is the boy wearing? uniform" with his shirt and shorts inside it, unlinked: issue 36 audit)."""
+SEVERAL_ANSWERS = PROXIMITY | WORN
+"""What ``edge_one_answer`` keeps open questions from asking about."""
 
 
 def choose_edge(template: Template, g: Subgraph, rng: random.Random) -> int | bool | None:
@@ -139,7 +144,7 @@ def choose_edge(template: Template, g: Subgraph, rng: random.Random) -> int | bo
             continue
         if "edge_not_finite_verb" in template.subgraph and is_finite_verb(g.relations[j].name):
             continue
-        if "edge_not_proximity" in template.subgraph and g.relations[j].name in PROXIMITY:
+        if "edge_one_answer" in template.subgraph and g.relations[j].name in SEVERAL_ANSWERS:
             continue
         options.append(j)
     return rng.choice(options) if options else False

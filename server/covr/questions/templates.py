@@ -30,7 +30,7 @@ SUBGRAPH_PRECONDITIONS = frozenset(
         "root_edge",
         "root_edge_leaf",
         "edge_not_finite_verb",
-        "edge_not_proximity",
+        "edge_one_answer",
     }
 )
 VIEWS = frozenset({"full", "no_root_attribute", "no_edge", "edge_target"})

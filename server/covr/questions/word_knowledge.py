@@ -830,7 +830,7 @@ def render(document: Mapping[str, Any], entries: str) -> str:
 
 def build_all(wordnet: Any, real_dir: Path | None) -> dict[str, str]:
     """File name -> text of every word-knowledge file (mass_nouns.json included)."""
-    from covr.questions import mass_nouns
+    from covr.questions import mass_nouns, part_whole
     from covr.questions.world import default_attribute_types
 
     observations, sources = read_samples(real_dir)
@@ -847,6 +847,7 @@ def build_all(wordnet: Any, real_dir: Path | None) -> dict[str, str]:
         IMPLIED_RESOURCE: render(implied_doc, "nouns"),
         UNCOUNTABLE_RESOURCE: json.dumps(uncountable, indent=1, ensure_ascii=False) + "\n",
         mass_nouns.RESOURCE: mass_nouns.render(mass),
+        part_whole.RESOURCE: render(part_whole.build(wordnet, vocab), "wholes"),
     }
 
 
