@@ -31,6 +31,7 @@ from covr.questions.word_knowledge import noun_key
 from covr.questions.world import AttributeTypes, PartsCache, World
 from covr.related.api import RelatedImage, RelatedProvider, contains, stable_seed
 from covr.scene.enumerate import enumerate_subgraphs
+from covr.scene.model import Box
 from covr.scene.subgraph import Subgraph
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class ImageGenerator:
         self._allowed_cache: dict[tuple[str, str, int | None], bool] = {}
         self._names: dict[str, frozenset[str]] = {}
         self._keys: dict[str, frozenset[str]] = {}
+        self._twice: dict[tuple[tuple[str, ...], tuple[str, ...]], bool] = {}
         self._needs_distractors = all(t.images.min_distractors >= 1 for t in templates)
 
     # -- top level -----------------------------------------------------------------------------
@@ -326,6 +328,9 @@ class ImageGenerator:
         if self._unannotated(instance, images):
             self.failures["presence-unannotated"] += 1
             return None
+        if self._twice_annotated(instance, images):
+            self.failures["nested-duplicate"] += 1
+            return None
         if self._part_unannotated(instance, images):
             self.failures["part-unannotated"] += 1
             return None
@@ -391,6 +396,21 @@ class ImageGenerator:
                 if noun_key(name) not in keys and keys & wholes:
                     return True
         return False
+
+    def _twice_annotated(self, instance: Instance, images: list[str]) -> bool:
+        """Whether a shown image has two objects of a name the program looks for, one box
+        (almost) inside the other: most likely one thing annotated twice, which a count would
+        take for two (issue 36 audit: "How many desks? 4" from two nested desk boxes)."""
+        key = (tuple(sorted(queried_names(instance.program))), tuple(images))
+        found = self._twice.get(key)
+        if found is None:
+            names = set(key[0])
+            found = self._twice[key] = any(
+                _nested_pair([o.box for o in self.provider.scene(i).objects if o.name == n])
+                for i in images
+                for n in names
+            )
+        return found
 
     def _image_keys(self, image_id: str) -> frozenset[str]:
         keys = self._keys.get(image_id)
@@ -477,6 +497,22 @@ class ImageGenerator:
         }
         example["qid"] = qid(example)
         return example
+
+
+NESTED = 0.9
+"""The share of the smaller box inside the larger that makes two same-name objects one."""
+
+
+def _nested_pair(boxes: Sequence[Box | None]) -> bool:
+    """Whether two of ``boxes`` overlap so that :data:`NESTED` of the smaller lies in the other."""
+    known = [b for b in boxes if b is not None and b.area > 0]
+    for k, a in enumerate(known):
+        for b in known[k + 1 :]:
+            w = min(a.x + a.w, b.x + b.w) - max(a.x, b.x)
+            h = min(a.y + a.h, b.y + b.h) - max(a.y, b.y)
+            if w > 0 and h > 0 and w * h >= NESTED * min(a.area, b.area):
+                return True
+    return False
 
 
 def qid(example: Example) -> str:
