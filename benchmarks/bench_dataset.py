@@ -7,6 +7,8 @@ worker:
 
 - ``all``: ``covr generate`` over every image, no quota (what a user ran before issue 36);
 - ``all-uncapped``: the same with ``--max-image-share 1`` (no image share: what the share costs);
+- ``memory``: ``covr generate --lookup memory`` over every image (the in-memory matcher with
+  the word lists over the store's scene graphs: no presence model);
 - ``per-template``: ``covr generate --per-template N``;
 - ``baseline`` (with ``--baseline DIR``, e.g. a ``git worktree`` of an older commit): that
   checkout's ``covr generate`` over every image, its packages first on ``PYTHONPATH``, on the
@@ -22,7 +24,7 @@ answers, near-duplicates, and per form the share of examples whose answer follow
 of images shown. The saving of ``--per-template``: CPU per balanced example, ``all`` over
 ``per-template``, for a release of the same per-form size.
 
-Run: ``.venv/bin/python benchmarks/bench_dataset.py [--gqa FILE] [--per-template 40]
+Run: ``.venv/bin/python benchmarks/bench_dataset.py [--gqa FILE | --samples] [--per-template 40]
 [--repeats 3] [--baseline DIR] [--work DIR] [--json PATH]``.
 """
 
@@ -103,6 +105,11 @@ def read(path: Path) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gqa", type=Path, default=REAL_GQA)
+    parser.add_argument(
+        "--samples",
+        action="store_true",
+        help="The bundled samples (covr load samples, split val) instead of --gqa.",
+    )
     parser.add_argument("--per-template", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
@@ -118,6 +125,7 @@ def main() -> None:
     modes: dict[str, list[str]] = {
         "all": [],
         "all-uncapped": ["--max-image-share", "1"],
+        "memory": ["--lookup", "memory"],
         "per-template": ["--per-template", n],
     }
     envs = dict.fromkeys(modes, env)
@@ -128,7 +136,10 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     try:
         if not (args.work / "loaded").exists():
-            run_covr(["load", "gqa", str(args.gqa), "--split", "val"], env)
+            if args.samples:
+                run_covr(["load", "samples"], env)
+            else:
+                run_covr(["load", "gqa", str(args.gqa), "--split", "val"], env)
             (args.work / "loaded").write_text("ok\n")
         pid = int(json.loads((data / "server.json").read_text())["pid"])
         for repeat in range(args.repeats):
@@ -144,7 +155,8 @@ def main() -> None:
                 print(json.dumps({"mode": mode, **run}), file=sys.stderr)
     finally:
         run_covr(["db", "stop"], env)
-    report: dict[str, Any] = {"file": str(args.gqa), "per_template": args.per_template}
+    source = "bundled samples" if args.samples else str(args.gqa)
+    report: dict[str, Any] = {"file": source, "per_template": args.per_template}
     for mode, results in runs.items():
         cpu = statistics.median(r["client_cpu_s"] + r["server_cpu_s"] for r in results)
         examples, kept = results[0]["examples"], results[0]["balanced"]
