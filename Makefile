@@ -68,9 +68,10 @@ run: $(RUN_DEPS) ## the main job on the embedded default: start store, schema, s
 test: setup lint typecheck ## everything CI checks: ruff, mypy, unit, integration and e2e on FalkorDB and the managed Neo4j
 	$(BIN)/pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=25 $(PYTEST_ARGS)
 
-lint: setup ## ruff check and format check
+lint: setup ## ruff check, format check, and the size review (modules over 600 lines, functions over 80, with their reasons)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/size_report.py
 
 format: setup ## apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .

@@ -7,18 +7,13 @@ deployment is described completely by its environment (or a ``.env`` file).
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import SettingsConfigDict
-
-from covr.settings_batch import BatchSettings
-from covr.settings_memory import MemorySettings
-from covr.settings_scale import ScaleSettings
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 def _default_data_dir() -> Path:
@@ -50,34 +45,30 @@ def parse_thresholds(text: str) -> dict[str, float]:
     return out
 
 
+# -- the graph store: what adding a backend touches in the settings -----------------------------
+# (which store these values select is the graph room's decision: covr.graph.backends.backend_of)
+
+GRAPH_URI_ENGINES: dict[str, str] = {
+    **{f"{base}{tls}": "neo4j" for base in ("bolt", "neo4j") for tls in ("", "+s", "+ssc")},
+    "falkor": "falkordb",
+    "falkors": "falkordb",
+}
+"""``COVR_GRAPH_URI`` scheme -> the engine serving it (``COVR_GRAPH_BACKEND``'s names)."""
+
 # Images per load statement on Neo4j when COVR_LOAD_BATCH_IMAGES is not set: measured on
 # 8,500 synthetic GQA images (643k elements), server CPU 67.8 s with 5,000 per statement, 31.8 s
 # with 1,000, 27.5 s with 250 (benchmarks/bench_backends.py; docs/graph-store.md).
 NEO4J_LOAD_BATCH_IMAGES = 500
 # Load statements in flight on Neo4j when COVR_LOAD_WRITERS is not set (see load_writers).
 NEO4J_LOAD_WRITERS = 2
+ENGINE_LOAD_DEFAULTS: dict[str, dict[str, int]] = {
+    "neo4j": {"load_batch_images": NEO4J_LOAD_BATCH_IMAGES, "load_writers": NEO4J_LOAD_WRITERS},
+}
+"""Per engine, the load settings it gets when they are not set (the embedded default's are the
+fields' own defaults)."""
 
 
-class Backend(StrEnum):
-    """Which graph store the settings select (``COVR_GRAPH_URI`` and ``COVR_GRAPH_BACKEND``)."""
-
-    EMBEDDED = "embedded"  # FalkorDB started by the project
-    FALKORDB = "falkordb"  # an external FalkorDB server
-    NEO4J = "neo4j"  # an external Neo4j
-    MANAGED_NEO4J = "managed-neo4j"  # Neo4j Community started by the project
-
-    @property
-    def dialect(self) -> str:
-        """The engine behind it ("falkordb" or "neo4j"): what decides statement variants."""
-        return "neo4j" if self in (Backend.NEO4J, Backend.MANAGED_NEO4J) else "falkordb"
-
-    @property
-    def managed(self) -> bool:
-        """Whether the project starts and stops this store itself (``covr db start``)."""
-        return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
-
-
-class Settings(ScaleSettings, MemorySettings, BatchSettings):
+class Settings(BaseSettings):
     """Service configuration; see ``.env.example`` for every variable with its default."""
 
     model_config = SettingsConfigDict(
@@ -520,6 +511,142 @@ class Settings(ScaleSettings, MemorySettings, BatchSettings):
     view_page_size: int = Field(
         default=25, ge=1, le=500, description="Examples per page in covr view."
     )
+    view_token: SecretStr | None = Field(
+        default=None,
+        description="Password of covr view (any user name; or Authorization: Bearer); needed "
+        "to listen on an address other machines can reach (empty: no auth).",
+    )
+    view_insecure: bool = Field(
+        default=False,
+        description="Allow covr view on an address other machines can reach without "
+        "COVR_VIEW_TOKEN (warned at start; same as covr view --insecure).",
+    )
+    view_threads: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description="Connections covr view handles at once; up to 4 times as many more wait, "
+        "beyond that a connection gets 503.",
+    )
+    view_idle_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=3600,
+        description="Seconds covr view waits for a connection's request (or the client to "
+        "read) before closing it.",
+    )
+    # -- memory: the entries the model and related-lookup caches keep (COVR_MODEL_CACHE_*,
+    # COVR_RELATED_CACHE_*; docs/service.md, "Memory"): every cache is bounded by entries, each
+    # field says roughly how large an entry is --
+    model_cache_pairs: int = Field(
+        default=16_000_000,
+        ge=1000,
+        description="Exclusivity scores kept per process (4 bytes each, in one row per queried "
+        "name: a 4,000-name vocabulary fits whole); the oldest rows are dropped beyond this, so a "
+        "long-running service's memory stays bounded.",
+    )
+    model_cache_terms: int = Field(
+        default=200_000,
+        ge=1,
+        le=10_000_000,
+        description="Checked normal forms of terms kept per process (LRU): serving sees the same "
+        "dataset names over and over.",
+    )
+    related_cache_results: int = Field(
+        default=4096, ge=0, description="Related-image results kept in the lookup's LRU cache."
+    )
+    related_cache_decisions: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Exclusivity decisions (node pair -> exclusive?) a lookup keeps; past it the "
+        "table starts over (each entry is a few hundred bytes).",
+    )
+    related_cache_concretes: int = Field(
+        default=200_000,
+        ge=1,
+        description="Substituted subgraphs (a query with one edit applied) a lookup keeps; past "
+        "it the table starts over.",
+    )
+    related_cache_names: int = Field(
+        default=200_000,
+        ge=1,
+        le=10_000_000,
+        description="Names (and name-form sets) whose synonyms and ancestors the word-list "
+        "exclusivity keeps; beyond it, it recomputes them.",
+    )
+    related_cache_postings: int = Field(
+        default=4096, ge=0, description="Per-name candidate image lists kept in the LRU cache."
+    )
+    related_cache_scenes: int = Field(
+        default=4096,
+        ge=0,
+        description="Scene graphs kept in the lookup's LRU cache (presence filter, questions); "
+        "dropped when the store's statistics generation changes.",
+    )
+    # -- batch work on a Ray cluster: covr generate --ray, covr distractors --ray (issue 17,
+    # docs/scale.md) --
+    ray_shards: int = Field(
+        default=16,
+        ge=1,
+        le=100_000,
+        description="Shards the source images are split into (by a stable hash of the image "
+        "id); each shard is one Ray task. The output does not depend on it; --resume reuses "
+        "parts only of a run with the same number.",
+    )
+    ray_cpus: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="CPUs of a Ray instance started locally (--ray local); 0: every core.",
+    )
+    ray_temp_dir: Path | None = Field(
+        default=None,
+        description="Session files of a locally started Ray (sockets, logs); empty: "
+        "<data_dir>/ray when that path is short enough for Unix sockets, else /tmp/covr-ray.",
+    )
+    ray_object_store_mb: int = Field(
+        default=256,
+        ge=64,
+        le=1 << 20,
+        description="Object store of a locally started Ray, MiB (shard results pass through it).",
+    )
+    ray_max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="Times Ray reruns a shard whose worker process or node died.",
+    )
+    # -- FindRelatedImagesBatch: flow control and limits of one batch stream, and how many may
+    # run at once (docs/service.md, "Batches of related images") --
+    service_batch_window: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description="Items of one FindRelatedImagesBatch stream read and not yet answered; the "
+        "server reads no further until an answer is sent, so a client that stops reading (or "
+        "sends faster than the lookups run) is held back by gRPC's flow control.",
+    )
+    service_batch_workers: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Lookups of one batch stream running at once (answers still go out in "
+        "request order).",
+    )
+    service_batch_max_items: int = Field(
+        default=1_000_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Items one batch stream may send; the item after the last allowed one ends "
+        "the stream with INVALID_ARGUMENT naming the requests field (earlier answers are sent).",
+    )
+    service_max_batches: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="FindRelatedImagesBatch streams in progress at once, more get "
+        "RESOURCE_EXHAUSTED with a retry hint (0: one per CPU core).",
+    )
 
     @field_validator("graph_uri")
     @classmethod
@@ -528,9 +655,7 @@ class Settings(ScaleSettings, MemorySettings, BatchSettings):
         if not value:
             return value
         scheme = urlsplit(value).scheme.lower()
-        allowed = {f"{base}{tls}" for base in ("bolt", "neo4j") for tls in ("", "+s", "+ssc")}
-        allowed |= {"falkor", "falkors"}
-        if scheme not in allowed:
+        if scheme not in GRAPH_URI_ENGINES:
             raise ValueError(
                 f"COVR_GRAPH_URI scheme {scheme!r} is not supported; use bolt://, neo4j:// "
                 "(Neo4j), falkor://host:port (FalkorDB) or leave it empty (embedded)"
@@ -554,24 +679,15 @@ class Settings(ScaleSettings, MemorySettings, BatchSettings):
         return value
 
     @model_validator(mode="after")
-    def _neo4j_batches(self) -> Settings:
-        """Neo4j's load defaults: small transactions, two at a time (docs/graph-store.md)."""
-        if self.backend.dialect == "neo4j":
-            if "load_batch_images" not in self.model_fields_set:
-                self.load_batch_images = NEO4J_LOAD_BATCH_IMAGES
-            if "load_writers" not in self.model_fields_set:
-                self.load_writers = NEO4J_LOAD_WRITERS
-        return self
-
-    @property
-    def backend(self) -> Backend:
-        """The store this configuration selects."""
-        if not self.graph_uri:
-            return Backend.MANAGED_NEO4J if self.graph_backend == "neo4j" else Backend.EMBEDDED
+    def _engine_load_defaults(self) -> Settings:
+        """The selected engine's load defaults (Neo4j: small transactions, two at a time;
+        docs/graph-store.md), for those not set."""
         scheme = urlsplit(self.graph_uri).scheme.lower()
-        if scheme.startswith("falkor"):
-            return Backend.FALKORDB
-        return Backend.NEO4J
+        engine = GRAPH_URI_ENGINES[scheme] if self.graph_uri else self.graph_backend
+        for name, value in ENGINE_LOAD_DEFAULTS.get(engine, {}).items():
+            if name not in self.model_fields_set:
+                setattr(self, name, value)
+        return self
 
 
 @lru_cache(maxsize=1)

@@ -13,14 +13,15 @@ from collections.abc import Iterator
 import pytest
 
 from covr.graph import GraphStore, open_store
-from covr.settings import Backend, Settings
+from covr.graph.backends import Backend, backend_of
+from covr.settings import Settings
 from tests.support.shared_neo4j import SHARED
 
 
 @pytest.fixture(scope="session")
 def external_settings() -> Settings:
     settings = Settings()
-    if settings.backend is Backend.EMBEDDED or settings.backend is Backend.MANAGED_NEO4J:
+    if backend_of(settings) in (Backend.EMBEDDED, Backend.MANAGED_NEO4J):
         return SHARED.settings  # the session's managed Neo4j (tests/support/shared_neo4j.py)
     return settings
 

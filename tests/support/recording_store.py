@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from covr.graph.forwarding import ForwardingStore
-from covr.graph.store import GraphStore, Params, QueryLike, Row, as_statement
+from covr.graph.store import (
+    GraphStore,
+    Params,
+    QueryLike,
+    RoundCheck,
+    RoundRows,
+    Row,
+    as_statement,
+)
 
 
 @dataclass(frozen=True)
 class Call:
     """One call that reached the store: its method, the names of its statements (one for a
-    ``read``, each of a ``read_many`` in order), its timeout and the thread that made it."""
+    ``read``, each of a ``read_many`` or ``read_round`` in order), its timeout and the thread
+    that made it."""
 
     method: str
     statements: tuple[str, ...]
@@ -29,8 +38,9 @@ class Call:
 
 
 class RecordingStore(ForwardingStore):
-    """The real store, with every read (``read``, ``read_many``) and ``forget_plans`` recorded,
-    and an optional delay per read call (a slow store for the deadline and cancel tests)."""
+    """The real store, with every read (``read``, ``read_many``, ``read_round``) and
+    ``forget_plans`` recorded, and an optional delay per read call (a slow store for the
+    deadline and cancel tests)."""
 
     def __init__(self, inner: GraphStore, delay: float = 0.0) -> None:
         super().__init__(inner)
@@ -53,7 +63,7 @@ class RecordingStore(ForwardingStore):
         return [
             (call.timeout, call.thread, name)
             for call in list(self.calls)
-            if call.method in ("read", "read_many")
+            if call.method in ("read", "read_many", "read_round")
             for name in call.statements
         ]
 
@@ -77,6 +87,17 @@ class RecordingStore(ForwardingStore):
         batch = list(statements)
         self._record("read_many", tuple(as_statement(q).name for q, _ in batch), timeout)
         return self.inner.read_many(batch, timeout=timeout)
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        batch = list(statements)
+        self._record("read_round", tuple(as_statement(q).name for q, _ in batch), timeout)
+        return self.inner.read_round(batch, check=check, timeout=timeout)
 
     def forget_plans(self) -> None:
         self._record("forget_plans", (), None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from covr.settings import Backend, Settings
+from covr.graph.backends import Backend, backend_of
+from covr.settings import Settings
 
 
 def make(**values: object) -> Settings:
@@ -22,7 +23,7 @@ def make(**values: object) -> Settings:
     ],
 )
 def test_uri_selects_backend(uri: str, backend: Backend) -> None:
-    assert make(graph_uri=uri).backend is backend
+    assert backend_of(make(graph_uri=uri)) is backend
 
 
 @pytest.mark.parametrize(
@@ -37,7 +38,7 @@ def test_uri_selects_backend(uri: str, backend: Backend) -> None:
 def test_graph_backend_chooses_the_managed_server(
     uri: str, choice: str, backend: Backend, dialect: str, managed: bool
 ) -> None:
-    chosen = make(graph_uri=uri, graph_backend=choice).backend
+    chosen = backend_of(make(graph_uri=uri, graph_backend=choice))
     assert chosen is backend
     assert chosen.dialect == dialect
     assert chosen.managed is managed

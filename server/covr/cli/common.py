@@ -25,6 +25,16 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     raise typer.Exit(code)
 
 
+def say_unless(quiet: bool) -> Callable[[str], None]:
+    """A progress printer for stderr that says nothing when ``quiet`` (the Ray runs' lines)."""
+
+    def say(message: str) -> None:
+        if not quiet:
+            typer.echo(message, err=True)
+
+    return say
+
+
 BACKEND_HELP = (
     "Which server the project starts itself: falkordb (embedded, the default) or neo4j "
     "(managed Neo4j Community); same as COVR_GRAPH_BACKEND."

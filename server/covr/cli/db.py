@@ -28,16 +28,13 @@ BackendOption = Annotated[
 
 def _managed_server(action: str, backend: str | None) -> ManagedServer:
     """The server the project manages for these settings (embedded FalkorDB or Neo4j)."""
-    from covr.graph.embedded import EmbeddedServer
-    from covr.graph.neo4j_server import ManagedNeo4j
-    from covr.settings import Backend
+    from covr.graph import managed_server
 
     choose_backend(backend)
     settings = load_settings()
-    if settings.backend is Backend.MANAGED_NEO4J:
-        return ManagedNeo4j(settings)
-    if settings.backend is Backend.EMBEDDED:
-        return EmbeddedServer(settings)
+    server = managed_server(settings)
+    if server is not None:
+        return server
     fail(
         f"`covr db {action}` manages the project's own servers (embedded FalkorDB, managed "
         f"Neo4j) only; COVR_GRAPH_URI points at {settings.graph_uri}, which is managed outside "
@@ -85,7 +82,9 @@ def stop(backend: BackendOption = None) -> None:
 def status(as_json: JsonOption = False, backend: BackendOption = None) -> None:
     """Whether the store's server runs, where, and who owns it."""
     server = _managed_server("status", backend)
-    info = {"backend": str(load_settings().backend), **server.status()}
+    from covr.graph import backend_of
+
+    info = {"backend": str(backend_of(load_settings())), **server.status()}
     if as_json:
         print_json(info)
         return

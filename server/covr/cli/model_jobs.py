@@ -436,7 +436,7 @@ def presence_data(
     """Real training and held-out examples, the synthetic supplement (``synthetic`` images,
     ``subgraphs`` mined from them; 0 = none) and a summary. ``train=False``: evaluation needs
     only the held-out part, so nothing else is mined."""
-    from covr.models.presence import _n
+    from covr.models.presence import noun_key
     from covr.models.presence_train import examples
 
     stages.next("reading real scene graphs")
@@ -469,7 +469,7 @@ def presence_data(
                 synthetic_scenes(synthetic, seed), seed=seed, subgraphs=subgraphs, advance=found
             )
             synthetic_train = examples(syn, seed=seed)
-        classes = noun_classes(sorted({_n(o.name) for s in pool for o in s.objects}))
+        classes = noun_classes(sorted({noun_key(o.name) for s in pool for o in s.objects}))
     stages.next("mining held-out subgraphs")
     want = len(held_scenes) * PRESENCE_PER_IMAGE
     found = stages.sub("held-out subgraphs", want)
@@ -524,7 +524,7 @@ def heldout_metrics(model: Any, heldout: Sequence[Any]) -> dict[str, Any]:
     import numpy as np
 
     from covr.models.presence import PAPER_THRESHOLDS
-    from covr.models.presence_train import TYPE_ORDER, _at, _auc
+    from covr.models.presence_train import TYPE_ORDER, metrics_at, roc_auc
 
     scores = model.score_batch([(e.subgraph, e.scene, None) for e in heldout])
     y = np.array([e.label for e in heldout])
@@ -534,13 +534,13 @@ def heldout_metrics(model: Any, heldout: Sequence[Any]) -> dict[str, Any]:
         mask = kinds == kind
         if mask.any():
             report[kind] = {
-                "calibrated": _at(scores[mask], y[mask], model.thresholds.get(kind, 0.5)),
-                "paper_default": _at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
+                "calibrated": metrics_at(scores[mask], y[mask], model.thresholds.get(kind, 0.5)),
+                "paper_default": metrics_at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
             }
     return {
         "heldout_by_type": report,
         "heldout_examples": len(heldout),
-        "heldout_auc": round(_auc(scores, y), 4),
+        "heldout_auc": round(roc_auc(scores, y), 4),
     }
 
 

@@ -1,5 +1,5 @@
-"""``covr generate``, ``covr balance``, ``covr export``, ``covr stats``: the question engine's
-batch commands (docs/questions.md)."""
+"""``covr generate`` (in one process or sharded over Ray: docs/scale.md), ``covr balance``,
+``covr export``, ``covr stats``: the question engine's batch commands (docs/questions.md)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from covr.cli import scale as scale_cli
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, say_unless
+from covr.cli.scale import RAY_HELP, RESUME_HELP, SHARDS_HELP
 from covr.questions.errors import QuestionError
 from covr.questions.example import Example
 from covr.scene.model import SceneGraph
 
 if TYPE_CHECKING:
     from covr.questions.generate import GenerationOptions
+
+
+LOOKUPS = ("memory", "store")
+"""``covr generate --lookup``: the in-memory matcher or the store's Cypher lookup."""
 
 
 def _read_files(gqa: list[Path], vg: list[Path], split: str) -> list[SceneGraph]:
@@ -136,6 +140,9 @@ def generate(
         "examples kept so far (at least 2 examples; 1 turns the cap off), so that no image "
         "is in more than this share of the output.",
     ),
+    ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help=RAY_HELP),
+    shards: int | None = typer.Option(None, "--shards", help=SHARDS_HELP),
+    resume: bool = typer.Option(False, "--resume", help=RESUME_HELP),
 ) -> None:
     """Generate questions with programs and executed answers for source images of a split.
 
@@ -148,13 +155,32 @@ def generate(
     from covr.questions.generate import check_images
     from covr.related.memory import InMemoryRelated
 
+    if ray is not None:
+        if gqa or vg or workers:
+            fail(
+                "--ray reads the store on every node; it excludes --gqa/--vg/--workers",
+                EXIT_BAD_INPUT,
+            )
+        if images is not None and image:
+            fail("--images and --image exclude each other", EXIT_BAD_INPUT)
+        if lookup not in LOOKUPS:
+            fail("--lookup must be memory or store", EXIT_BAD_INPUT)
+        if shards is not None and shards < 1:
+            fail(f"--shards must be >= 1, got {shards}", EXIT_BAD_INPUT)
+        options = generation_options(
+            split, seed, templates, per_template, single_answers, max_image_share
+        )
+        _generate_on_ray(RayRun(options, lookup, images, image, out, ray, shards, resume, quiet))
+        return
+    if shards is not None or resume:
+        fail("--shards and --resume go with --ray", EXIT_BAD_INPUT)
     settings = load_settings()
     if images is not None and image:
         fail("--images and --image exclude each other", EXIT_BAD_INPUT)
     options = generation_options(
         split, seed, templates, per_template, single_answers, max_image_share
     )
-    if lookup not in ("memory", "store"):
+    if lookup not in LOOKUPS:
         fail("--lookup must be memory or store", EXIT_BAD_INPUT)
     if lookup == "store":
         if gqa or vg:
@@ -190,7 +216,7 @@ def generation_options(
     single_answers: bool,
     max_image_share: float = 1.0,
 ) -> GenerationOptions:
-    """The options of ``covr generate``'s arguments (also on Ray: ``covr.cli.scale``)."""
+    """The options of ``covr generate``'s arguments (in one process and on Ray)."""
     from covr.questions.generate import GenerationOptions
 
     names = tuple(t.strip() for t in templates.split(",") if t.strip())
@@ -206,6 +232,90 @@ def generation_options(
         )
     except (QuestionError, ValueError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
+
+
+@dataclasses.dataclass(frozen=True)
+class RayRun:
+    """``covr generate --ray ADDRESS``: what the run needs of the command's arguments."""
+
+    options: GenerationOptions
+    lookup: str
+    images: int | None
+    image: list[str]
+    out: Path
+    address: str
+    shards: int | None
+    resume: bool
+    quiet: bool
+
+
+def _generate_on_ray(request: RayRun) -> None:
+    """``covr generate --ray ADDRESS``: shards on Ray, parts under ``OUT.parts/``, merged into
+    ``OUT`` (the same bytes as without ``--ray``) with ``OUT.dropped.json`` beside it."""
+    from covr.cli.common import store_session
+    from covr.questions.generate import spread_over
+    from covr.scale.cluster import ShardFailed
+    from covr.scale.errors import ScaleError
+    from covr.scale.generate import Run
+    from covr.scale.generate import generate as run_generate
+
+    settings = load_settings()
+    out = request.out
+    with store_session() as store:
+        ids = _ray_source_ids(store, request.options, request.images, request.image)
+        options = spread_over(request.options, len(ids))
+        run = Run(
+            settings,
+            options,
+            request.lookup,
+            tuple(ids),
+            out,
+            request.address,
+            request.shards or settings.ray_shards,
+            request.resume,
+        )
+        try:
+            outcome = run_generate(run, say_unless(request.quiet))
+        except ScaleError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+        except ShardFailed as exc:
+            fail(str(exc))
+    write_dropped(out, outcome.dropped, outcome.forms, outcome.spread)
+    nodes = ", ".join(f"{node[:8]}: {k}" for node, k in sorted(outcome.per_node.items()))
+    typer.echo(f"{outcome.written} examples from {len(ids)} images -> {out}", err=True)
+    typer.echo(
+        f"shards: {outcome.ran} run, {outcome.reused} reused; per node: {nodes or '-'}; "
+        f"parts in {outcome.parts} (kept for --resume)",
+        err=True,
+    )
+    print_image_spread(outcome.spread)
+    print_form_report(outcome.forms)
+
+
+def _ray_source_ids(
+    store: Any, options: GenerationOptions, images: int | None, image: list[str]
+) -> list[str]:
+    """The source images of a Ray run, in the order the single-process ``covr generate`` uses:
+    the split's stored images in id order (the first ``images``), or the named ones."""
+    from covr.questions.generate import check_images
+    from covr.related.api import RelatedError
+    from covr.related.lookup import RelatedLookup
+    from covr.related.store_provider import StoreRelated
+
+    lookup = RelatedLookup(store, settings=load_settings())
+    try:
+        ids = lookup.image_ids(options.split)
+    except RelatedError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    if not ids:
+        fail(f"no scene graph of split {options.split!r} was found", EXIT_BAD_INPUT)
+    if image:
+        try:
+            check_images(StoreRelated(lookup, {options.split: ids}), options, image)
+        except QuestionError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+        return list(image)
+    return ids[:images] if images is not None else ids
 
 
 def _write_generated(
@@ -568,7 +678,7 @@ def stats(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(scale_cli.with_ray(generate))
+    app.command()(generate)
     app.command()(balance)
     app.command()(export)
     app.command()(stats)

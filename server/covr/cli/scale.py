@@ -1,5 +1,6 @@
-"""``covr generate --ray`` (the hand-off from ``covr generate``) and ``covr distractors``: batch
-work sharded over a Ray cluster (docs/scale.md).
+"""``covr distractors``: batch distractors sharded over a Ray cluster (docs/scale.md), and the
+``--ray``/``--shards``/``--resume`` options it shares with ``covr generate`` (whose Ray path is
+in :mod:`covr.cli.questions`, beside the rest of that command).
 
 Exit codes: 0 done; 1 a shard failed past its retries or the store failed; 2 bad input (an
 address no Ray cluster answers at, a shard count out of range, an unknown image, a bad line of
@@ -8,20 +9,13 @@ an input file).
 
 from __future__ import annotations
 
-import functools
-import inspect
-import typing
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, store_session
+from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, say_unless, store_session
 from covr.cli.related import PER_SIGNATURE_OPTION, POSITIVES_OPTION
-
-if TYPE_CHECKING:
-    from covr.questions.generate import GenerationOptions
 
 RAY_HELP = (
     "Run on Ray: local (start Ray on this machine, COVR_RAY_CPUS), auto (the cluster this "
@@ -31,154 +25,6 @@ SHARDS_HELP = (
     "With --ray: shards of the source images, one Ray task each (default COVR_RAY_SHARDS)."
 )
 RESUME_HELP = "With --ray: reuse the parts of an earlier run whose checksums verify."
-LOOKUPS = ("memory", "store")
-
-
-def _say(quiet: bool) -> Any:
-    def say(message: str) -> None:
-        if not quiet:
-            typer.echo(message, err=True)
-
-    return say
-
-
-def source_ids(
-    store: Any, options: GenerationOptions, images: int | None, image: list[str]
-) -> list[str]:
-    """The source images of a run, in the order the single-process ``covr generate`` uses:
-    the split's stored images in id order (the first ``images``), or the named ones."""
-    from covr.questions.errors import QuestionError
-    from covr.questions.generate import check_images
-    from covr.related.api import RelatedError
-    from covr.related.lookup import RelatedLookup
-    from covr.related.store_provider import StoreRelated
-
-    lookup = RelatedLookup(store, settings=load_settings())
-    try:
-        ids = lookup.image_ids(options.split)
-    except RelatedError as exc:
-        fail(str(exc), EXIT_BAD_INPUT)
-    if not ids:
-        fail(f"no scene graph of split {options.split!r} was found", EXIT_BAD_INPUT)
-    if image:
-        try:
-            check_images(StoreRelated(lookup, {options.split: ids}), options, image)
-        except QuestionError as exc:
-            fail(str(exc), EXIT_BAD_INPUT)
-        return list(image)
-    return ids[:images] if images is not None else ids
-
-
-def with_ray(command: Callable[..., None]) -> Callable[..., None]:
-    """``covr generate`` with ``--ray ADDRESS``, ``--shards N`` and ``--resume`` added: without
-    ``--ray`` the command runs as it is; with it the run goes to :func:`generate_on_ray`.
-
-    Why a wrapper and not three more parameters: the generate command is at the function-size
-    limit and owned by the question engine; the options and their hand-off live here, beside
-    the module they hand off to."""
-    hints = typing.get_type_hints(command)
-    signature = inspect.signature(command)
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    added = [
-        inspect.Parameter(
-            "ray", keyword, default=typer.Option(None, "--ray", metavar="ADDRESS", help=RAY_HELP)
-        ),
-        inspect.Parameter(
-            "shards", keyword, default=typer.Option(None, "--shards", help=SHARDS_HELP)
-        ),
-        inspect.Parameter(
-            "resume", keyword, default=typer.Option(False, "--resume", help=RESUME_HELP)
-        ),
-    ]
-    types = {"ray": str | None, "shards": int | None, "resume": bool}
-
-    @functools.wraps(command)
-    def generate(
-        *, ray: str | None = None, shards: int | None = None, resume: bool = False, **kwargs: Any
-    ) -> None:
-        if ray is None:
-            if shards is not None or resume:
-                fail("--shards and --resume go with --ray", EXIT_BAD_INPUT)
-            command(**kwargs)
-            return
-        generate_on_ray(kwargs, ray, shards, resume)
-
-    params = [
-        p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
-    ]
-    added = [p.replace(annotation=types[p.name]) for p in added]
-    generate.__signature__ = signature.replace(parameters=[*params, *added])  # type: ignore[attr-defined]
-    generate.__annotations__ = {**hints, **types}
-    return generate
-
-
-def _options(kwargs: dict[str, Any]) -> GenerationOptions:
-    """The generation options of ``covr generate``'s arguments (as the command builds them)."""
-    from covr.cli.questions import generation_options
-
-    return generation_options(
-        kwargs["split"],
-        kwargs["seed"],
-        kwargs["templates"],
-        kwargs["per_template"],
-        kwargs["single_answers"],
-        kwargs["max_image_share"],
-    )
-
-
-def generate_on_ray(kwargs: dict[str, Any], address: str, shards: int | None, resume: bool) -> None:
-    """``covr generate --ray ADDRESS`` (``kwargs``: the command's other arguments): shards on
-    Ray, parts under ``OUT.parts/``, merged into ``OUT`` (the same bytes as without ``--ray``)
-    with ``OUT.dropped.json`` beside it."""
-    from covr.cli.questions import print_form_report, print_image_spread, write_dropped
-    from covr.questions.generate import spread_over
-    from covr.scale.cluster import ShardFailed
-    from covr.scale.errors import ScaleError
-    from covr.scale.generate import Run
-    from covr.scale.generate import generate as run_generate
-
-    if kwargs["gqa"] or kwargs["vg"] or kwargs["workers"]:
-        fail(
-            "--ray reads the store on every node; it excludes --gqa/--vg/--workers", EXIT_BAD_INPUT
-        )
-    if kwargs["images"] is not None and kwargs["image"]:
-        fail("--images and --image exclude each other", EXIT_BAD_INPUT)
-    if kwargs["lookup"] not in LOOKUPS:
-        fail("--lookup must be memory or store", EXIT_BAD_INPUT)
-    if shards is not None and shards < 1:
-        fail(f"--shards must be >= 1, got {shards}", EXIT_BAD_INPUT)
-    settings = load_settings()
-    options = _options(kwargs)
-    out: Path = kwargs["out"]
-    with store_session() as store:
-        ids = source_ids(store, options, kwargs["images"], kwargs["image"])
-        options = spread_over(options, len(ids))
-        run = Run(
-            settings,
-            options,
-            kwargs["lookup"],
-            tuple(ids),
-            out,
-            address,
-            shards or settings.ray_shards,
-            resume,
-        )
-        try:
-            outcome = run_generate(run, _say(kwargs["quiet"]))
-        except ScaleError as exc:
-            fail(str(exc), EXIT_BAD_INPUT)
-        except ShardFailed as exc:
-            fail(str(exc))
-    write_dropped(out, outcome.dropped, outcome.forms, outcome.spread)
-    nodes = ", ".join(f"{node[:8]}: {k}" for node, k in sorted(outcome.per_node.items()))
-    typer.echo(f"{outcome.written} examples from {len(ids)} images -> {out}", err=True)
-    typer.echo(
-        f"shards: {outcome.ran} run, {outcome.reused} reused; per node: {nodes or '-'}; "
-        f"parts in {outcome.parts} (kept for --resume)",
-        err=True,
-    )
-    print_image_spread(outcome.spread)
-    print_form_report(outcome.forms)
 
 
 def distractors(
@@ -241,7 +87,7 @@ def distractors(
             batch = Batch(
                 settings, tuple(requests), options, out, ray, shards or settings.ray_shards, resume
             )
-            outcome = run(batch, _say(quiet), store)
+            outcome = run(batch, say_unless(quiet), store)
         except ScaleError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
         except ShardFailed as exc:

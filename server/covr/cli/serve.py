@@ -25,8 +25,9 @@ def serve(
     insecure: bool = typer.Option(
         False,
         "--insecure",
-        help="Serve on an address other machines can reach without COVR_SERVICE_TOKEN "
-        "(refused otherwise; warned at start). Same as COVR_SERVICE_INSECURE=true.",
+        help="Serve on an address other machines can reach without COVR_SERVICE_TOKEN, and "
+        "/metrics without COVR_SERVICE_METRICS_AUTH (refused otherwise; warned at start). Same "
+        "as COVR_SERVICE_INSECURE=true.",
     ),
 ) -> None:
     """Serve the gRPC API (covr.v1.CovrService, health, reflection) until SIGTERM or Ctrl-C.

@@ -190,15 +190,29 @@ def view(
         None, "--predictions", help="Predictions to evaluate: the plots page shows their charts."
     ),
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a web browser."),
+    insecure: bool = typer.Option(
+        False,
+        "--insecure",
+        help="Listen on an address other machines can reach (COVR_VIEW_HOST) without "
+        "COVR_VIEW_TOKEN (refused otherwise; warned at start). Same as COVR_VIEW_INSECURE=true.",
+    ),
     reindex: bool = typer.Option(False, "--reindex", help="Rebuild the index of each file."),
 ) -> None:
     """Browse generated examples in a local web app (127.0.0.1:COVR_VIEW_PORT): paging over
     large files through an index kept beside each file, filters, full-text search, each example
-    drawn; or write a static copy with --static."""
-    from covr.view.app import Evaluation, ViewApp, ViewConfig, write_static
+    drawn; or write a static copy with --static. An address other than loopback needs
+    COVR_VIEW_TOKEN (the browser asks for it as the password), or --insecure."""
+    from covr.exposure import ExposureError
+    from covr.view.app import Evaluation, ViewApp, ViewConfig, check_exposure, write_static
     from covr.view.dataset import DatasetError, Filters, SplitLists
 
     settings = load_settings()
+    insecure = insecure or settings.view_insecure
+    if static is None:  # before anything is indexed: a refused configuration costs nothing
+        try:
+            check_exposure(settings.view_host, _view_token(settings), insecure=insecure, warn=False)
+        except ExposureError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
     files, manifests = _inputs(target, split, plots)
     lists = SplitLists(manifests)
     try:
@@ -232,7 +246,7 @@ def view(
                 fail(str(exc), EXIT_BAD_INPUT)
             typer.echo(f"{len(written)} files -> {static / 'index.html'}", err=True)
             return
-        _serve(ViewApp(config), settings, port, open_browser=not no_browser)
+        _serve(ViewApp(config), settings, port, open_browser=not no_browser, insecure=insecure)
 
 
 def _inputs(
@@ -258,12 +272,26 @@ def _inputs(
     return files, manifests
 
 
-def _serve(app: ViewApp, settings: Settings, port: int | None, *, open_browser: bool) -> None:
+def _view_token(settings: Settings) -> str:
+    return settings.view_token.get_secret_value() if settings.view_token else ""
+
+
+def _serve(
+    app: ViewApp, settings: Settings, port: int | None, *, open_browser: bool, insecure: bool
+) -> None:
     """Serve ``app`` until Ctrl-C; a port in use names the setting that moves it."""
     from covr.view.app import ViewServer
 
     try:
-        server = ViewServer(app, settings.view_host, settings.view_port if port is None else port)
+        server = ViewServer(
+            app,
+            settings.view_host,
+            settings.view_port if port is None else port,
+            token=_view_token(settings),
+            insecure=insecure,
+            threads=settings.view_threads,
+            idle_timeout=settings.view_idle_timeout_s,
+        )
     except OSError as exc:
         fail(
             f"cannot listen on {settings.view_host}:{port or settings.view_port}: "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from covr.graph.backends import Backend, backend_of
 from covr.graph.errors import (
     DataDirLocked,
     GraphError,
@@ -19,10 +22,14 @@ from covr.graph.store import (
     Row,
     WriteSummary,
 )
-from covr.settings import Backend, Settings
+from covr.settings import Settings
+
+if TYPE_CHECKING:
+    from covr.graph.managed import ManagedServer
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Backend",
     "DataDirLocked",
     "GraphError",
     "GraphStore",
@@ -35,6 +42,8 @@ __all__ = [
     "SchemaError",
     "StoreUnavailable",
     "WriteSummary",
+    "backend_of",
+    "managed_server",
     "open_store",
 ]
 
@@ -42,19 +51,36 @@ __all__ = [
 def open_store(settings: Settings) -> GraphStore:
     """The store the settings select; a managed server (embedded FalkorDB or Neo4j) is started
     when needed."""
-    if settings.backend is Backend.NEO4J:
+    backend = backend_of(settings)
+    if backend is Backend.NEO4J:
         from covr.graph.neo4j_backend import Neo4jStore
 
         return Neo4jStore(settings)
-    if settings.backend is Backend.MANAGED_NEO4J:
+    if backend is Backend.MANAGED_NEO4J:
         from covr.graph.neo4j_backend import Neo4jStore
         from covr.graph.neo4j_server import ManagedNeo4j
 
         return Neo4jStore(settings, server=ManagedNeo4j(settings))
     from covr.graph.falkor import FalkorStore
 
-    if settings.backend is Backend.FALKORDB:
+    if backend is Backend.FALKORDB:
         return FalkorStore(settings)
     from covr.graph.embedded import EmbeddedServer
 
     return FalkorStore(settings, server=EmbeddedServer(settings))
+
+
+def managed_server(settings: Settings) -> ManagedServer | None:
+    """The server the project starts itself for these settings (``covr db start``: the
+    embedded FalkorDB or the managed Neo4j), not started yet; ``None`` for a server named by
+    ``COVR_GRAPH_URI``, which is managed outside the project."""
+    backend = backend_of(settings)
+    if backend is Backend.MANAGED_NEO4J:
+        from covr.graph.neo4j_server import ManagedNeo4j
+
+        return ManagedNeo4j(settings)
+    if backend is Backend.EMBEDDED:
+        from covr.graph.embedded import EmbeddedServer
+
+        return EmbeddedServer(settings)
+    return None

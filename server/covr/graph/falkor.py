@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache, lru_cache
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -17,10 +19,11 @@ from falkordb.path import Path as FalkorPath
 from falkordb.query_result import QueryResult
 
 from covr.graph import catalog
+from covr.graph.backends import Backend
 from covr.graph.compact import Unsupported, decode_rows
 from covr.graph.embedded import EmbeddedServer, module_version, no_retry
 from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
-from covr.graph.params import render_prefix
+from covr.graph.params import prerender, render_prefix
 from covr.graph.store import (
     SCHEMA_VERSION,
     GraphStore,
@@ -28,11 +31,14 @@ from covr.graph.store import (
     IndexState,
     Params,
     QueryLike,
+    RoundCheck,
+    RoundRows,
     Row,
+    ValuePreparer,
     WriteSummary,
     as_statement,
 )
-from covr.settings import Backend, Settings
+from covr.settings import Settings
 
 T = TypeVar("T")
 SNAPSHOT_REWRITE_TIMEOUT_S = 1800.0
@@ -59,6 +65,48 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
+
+
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_UNION = re.compile(r"\bUNION\b(?!\s+ALL\b)", re.IGNORECASE)
+_UNJOINABLE = ("'", '"', "`", ";")
+"""What keeps a text out of a joined round: a literal or a quoted name could hold a ``$`` that
+is no parameter, and a plain ``UNION`` cannot be mixed with ``UNION ALL``."""
+
+
+@lru_cache(maxsize=4096)
+def _renamed(text: str, prefix: str) -> str | None:
+    """``text`` with each ``$x`` read as ``$<prefix>x``; ``None`` when that is not safe
+    (:data:`_UNJOINABLE`). Cached: a round's texts recur (they depend on the subgraph's shape),
+    and renaming them anew cost ~0.4 ms per five-branch round, as much as FalkorDB's call."""
+    if any(mark in text for mark in _UNJOINABLE) or _UNION.search(text):
+        return None
+    return _PARAMETER.sub(lambda m: f"${prefix}{m.group(1)}", text)
+
+
+def union_of(statements: Sequence[tuple[QueryLike, Params]]) -> tuple[catalog.Statement, Params]:
+    """Several statements as one ``UNION ALL`` (the rows of each, one after another), the
+    parameters of statement ``n`` renamed ``u<n>_<name>`` so that they cannot collide. Raises
+    ``ValueError`` when a text cannot be joined safely (:data:`_UNJOINABLE`)."""
+    texts: list[str] = []
+    params: dict[str, object] = {}
+    names: list[str] = []
+    for n, (query, own) in enumerate(statements):
+        statement = as_statement(query)
+        prefix = f"u{n}_"
+        renamed = _renamed(statement.text.strip(), prefix)
+        if renamed is None:
+            raise ValueError(f"{statement.name} cannot be joined into a union")
+        texts.append(renamed)
+        names.append(statement.name)
+        params.update({prefix + name: value for name, value in own.items()})
+    name = f"{names[0]} (union of {len(statements)})"
+    return catalog.Statement(name=name, text=_union_separator().join(texts)), params
+
+
+@cache
+def _union_separator() -> str:
+    return f"\n{catalog.render('union')}\n"
 
 
 def _timeout_ms(seconds: float) -> int:
@@ -180,6 +228,34 @@ class FalkorStore(GraphStore):
                 ]
 
         return self._call(statement.name, run)
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        """The round as one ``UNION ALL`` read (:func:`union_of`): one round trip, and FalkorDB
+        plans a union in microseconds (Neo4j takes seconds, hence its own way). The check is
+        left to the caller: one call here costs ~0.3 ms, and the nested form Neo4j uses was not
+        measured on FalkorDB. A text that cannot be joined is read statement by statement."""
+        batch = list(statements)
+        if len(batch) == 1:
+            return RoundRows(self.read(*batch[0], timeout=timeout))
+        try:
+            union = union_of(batch)
+        except ValueError:
+            return RoundRows(self.read_many(batch, timeout=timeout))
+        # what the statements would have had together, within what one read may take
+        limit = self.settings.query_timeout_s
+        whole = limit if timeout is None else min(timeout * len(batch), limit)
+        return RoundRows(self.read(*union, timeout=whole))
+
+    def value_preparer(self) -> ValuePreparer:
+        """Values rendered as parameter text ahead of time (:func:`prerender`): a loader's reader
+        process hands one string per parameter to the process that sends the statement."""
+        return prerender
 
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None

@@ -22,7 +22,10 @@ from covr.graph.store import (
     IndexState,
     Params,
     QueryLike,
+    RoundCheck,
+    RoundRows,
     Row,
+    ValuePreparer,
     WriteSummary,
 )
 
@@ -44,6 +47,18 @@ class ForwardingStore(GraphStore):
         self, statements: Iterable[tuple[QueryLike, Params]], *, timeout: float | None = None
     ) -> list[Row]:
         return self.inner.read_many(statements, timeout=timeout)
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        return self.inner.read_round(statements, check=check, timeout=timeout)
+
+    def value_preparer(self) -> ValuePreparer | None:
+        return self.inner.value_preparer()
 
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None

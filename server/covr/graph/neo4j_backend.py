@@ -29,6 +29,7 @@ from neo4j.exceptions import (
 )
 
 from covr.graph import catalog
+from covr.graph.backends import Backend
 from covr.graph.errors import (
     ParameterError,
     QueryError,
@@ -36,7 +37,7 @@ from covr.graph.errors import (
     SchemaError,
     StoreUnavailable,
 )
-from covr.graph.neo4j_batch import coalesce, unbatched
+from covr.graph.neo4j_batch import coalesce, then_check, unbatched
 from covr.graph.neo4j_server import ManagedNeo4j
 from covr.graph.store import (
     SCHEMA_VERSION,
@@ -46,11 +47,14 @@ from covr.graph.store import (
     IndexState,
     Params,
     QueryLike,
+    RoundCheck,
+    RoundRows,
     Row,
     WriteSummary,
     as_statement,
+    checked_images,
 )
-from covr.settings import Backend, Settings
+from covr.settings import Settings
 
 _T = TypeVar("_T")
 _DRIVERS: dict[tuple[int, str, str], neo4j.Driver] = {}
@@ -261,6 +265,67 @@ class Neo4jStore(GraphStore):
             return rows
 
         def attempt() -> list[Row]:
+            with (
+                self._mapped_errors(name, limit),
+                self._driver.session(database=self._database) as session,
+            ):
+                return session.execute_read(neo4j.unit_of_work(timeout=limit)(work))
+
+        return self._with_restart(attempt)
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        """The round's statements batched (:meth:`read_many`: one statement per text, one
+        transaction) and, with a ``check``, the check with them: one statement when the round
+        is one text (:func:`covr.graph.neo4j_batch.then_check`: on Neo4j every statement is a
+        round trip with ~1 ms of fixed server work, and the check waited for the round's
+        rows), else the check after the statements in their one transaction."""
+        if check is None or not statements:
+            return RoundRows(self.read_many(statements, timeout=timeout))
+        batch = [(as_statement(query), dict(params)) for query, params in statements]
+        query, params = check.statement()
+        built = (as_statement(query), dict(params))
+        try:
+            joined = then_check(batch, built, ids=check.ids, among=check.among)
+        except ValueError:  # several texts, or a check then_check cannot take its ids into
+            return self._round_transaction(batch, built, check, timeout)
+        # one statement: what the statements would have had together, within one read's limit
+        limit = self.settings.query_timeout_s
+        whole = limit if timeout is None else min(timeout * len(batch), limit)
+        rows = self.read(*joined, timeout=whole)
+        return RoundRows(rows, checked_images(rows, check.among))
+
+    def _round_transaction(
+        self,
+        batch: list[tuple[catalog.Statement, dict[str, Any]]],
+        built: tuple[catalog.Statement, dict[str, Any]],
+        check: RoundCheck,
+        timeout: float | None,
+    ) -> RoundRows:
+        """The round's statements (coalesced) and then the check over the images their rows
+        name, in one read transaction."""
+        each = timeout if timeout is not None else self.settings.query_timeout_s
+        limit = each * (len(batch) + 1)
+        merged = coalesce(batch)
+        name = f"{batch[0][0].name} (+{len(batch) - 1}, checked)"
+
+        def work(tx: neo4j.ManagedTransaction) -> RoundRows:
+            rows: list[Row] = []
+            for statement, params in merged:
+                rows.extend(unbatched(_plain_row(r)) for r in tx.run(statement.text, params))
+            ids = checked_images(rows, check.among)
+            if ids:
+                statement, params = built
+                result = tx.run(statement.text, {**params, check.ids: ids})
+                rows.extend(_plain_row(r) for r in result)
+            return RoundRows(rows, ids)
+
+        def attempt() -> RoundRows:
             with (
                 self._mapped_errors(name, limit),
                 self._driver.session(database=self._database) as session,

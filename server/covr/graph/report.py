@@ -11,8 +11,9 @@ from importlib import metadata
 from typing import Any
 
 from covr.graph import catalog
+from covr.graph.backends import Backend, backend_of
 from covr.graph.store import SCHEMA_VERSION, GraphStore
-from covr.settings import Backend, Settings
+from covr.settings import Settings
 
 COUNT_FIELDS = ("images", "objects", "attributes", "relations", "relmods")
 EMBEDDED_KEYS = (
@@ -82,9 +83,10 @@ def doctor_report(store: GraphStore, settings: Settings) -> dict[str, Any]:
         "counts": {},
         "problems": [],
     }
-    if settings.backend is Backend.EMBEDDED:
+    backend = backend_of(settings)
+    if backend is Backend.EMBEDDED:
         report["embedded"] = {k: health.details.get(k) for k in EMBEDDED_KEYS}
-    elif settings.backend is Backend.MANAGED_NEO4J:
+    elif backend is Backend.MANAGED_NEO4J:
         report["managed_neo4j"] = {
             k: health.details.get(k)
             for k in ("data_dir", "bolt", "pid", "mode", "password_file", "store", "log")

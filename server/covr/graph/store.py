@@ -18,12 +18,15 @@ from types import TracebackType
 from typing import Any, Self, TypeAlias
 
 from covr.graph import catalog
+from covr.graph.backends import Backend
 from covr.graph.catalog import Statement
-from covr.settings import Backend
 
 Params = Mapping[str, Any]
 Row = dict[str, Any]
 QueryLike: TypeAlias = Statement | str
+ValuePreparer: TypeAlias = Callable[[Any, str], Any]
+"""``prepare(value, name)``: a parameter value as the backend sends it
+(:meth:`GraphStore.value_preparer`)."""
 
 SCHEMA_VERSION = 1
 
@@ -98,6 +101,37 @@ class Health:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RoundCheck:
+    """A read that follows a round (:meth:`GraphStore.read_round`) over the images its rows name.
+
+    ``statement`` builds the read (called only by a store that runs it: building it may cost
+    the caller work a store that leaves the check out never needs); its list parameter ``ids``
+    is set to the distinct ``image_id`` of the round's rows that are ``among`` these images.
+    """
+
+    statement: Callable[[], tuple[QueryLike, Params]]
+    ids: str
+    among: Sequence[str]
+
+
+@dataclass
+class RoundRows:
+    """What :meth:`GraphStore.read_round` read."""
+
+    rows: list[Row]
+    """The round's rows, statement after statement; when the check ran, its rows after them."""
+    checked: list[str] | None = None
+    """The images the check ran for (sorted), or ``None``: the store left the check out, and the
+    caller checks what it needs on its own."""
+
+
+def checked_images(rows: Iterable[Row], among: Iterable[str]) -> list[str]:
+    """The distinct ``image_id`` of ``rows`` that are ``among`` the given images, sorted."""
+    wanted = set(among)
+    return sorted({i for i in (str(r["image_id"]) for r in rows) if i in wanted})
+
+
 def chunked(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
     """Split rows into lists of at most ``size`` without materialising the whole input."""
     iterator = iter(rows)
@@ -139,6 +173,35 @@ class GraphStore(ABC):
         for query, params in statements:
             rows.extend(self.read(query, params, timeout=timeout))
         return rows
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        """One round of reads: the rows of ``statements`` one after another, read the way this
+        backend does that best (FalkorDB: one ``UNION ALL``; Neo4j: the statements batched,
+        with the check, in one statement or one transaction).
+
+        The statements return the same columns (a related-image lookup's branches: ``image_id``
+        and ``tag`` among them). ``check`` may be run with the round, where that saves the
+        caller a round trip; :attr:`RoundRows.checked` says whether it was. ``timeout`` is each
+        statement's, as for :meth:`read_many`. This default reads the statements with
+        :meth:`read_many` and leaves the check to the caller.
+        """
+        return RoundRows(self.read_many(statements, timeout=timeout))
+
+    def value_preparer(self) -> ValuePreparer | None:
+        """A function that turns a parameter value into what this backend sends, ahead of time
+        and in another process (a loader's reader process); ``None`` when values go as they are.
+
+        ``prepare(value, name)`` returns a value to pass as the parameter ``name`` to this store
+        (FalkorDB: the value's parameter text, :func:`covr.graph.params.prerender`). It must be a
+        module-level function: it crosses process boundaries.
+        """
+        return None
 
     def write_rows(
         self,

@@ -136,13 +136,14 @@ def calibrate(
         tau = math.floor(float(np.nextafter(pos[cut], np.float32(-np.inf))) * 1e6) / 1e6
         thresholds[kind] = max(tau, 0.0)
         report[kind] = {
-            "calibrated": _at(scores[mask], y[mask], thresholds[kind]),
-            "paper_default": _at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
+            "calibrated": metrics_at(scores[mask], y[mask], thresholds[kind]),
+            "paper_default": metrics_at(scores[mask], y[mask], PAPER_THRESHOLDS[kind]),
         }
     return thresholds, report
 
 
-def _at(scores: FloatArray, y: np.ndarray, tau: float) -> dict[str, float | int]:
+def metrics_at(scores: FloatArray, y: np.ndarray, tau: float) -> dict[str, float | int]:
+    """Recall, precision and base rate of the scores flagged above ``tau`` (label 1: hidden)."""
     flagged = scores > tau
     tp = int((flagged & (y == 1)).sum())
     fp = int((flagged & (y == 0)).sum())
@@ -195,7 +196,7 @@ def train_presence(
     kinds = [e.kind for e in heldout]
     thresholds, report = calibrate(held_scores, labels, kinds)
     y = np.asarray(labels)
-    auc = _auc(held_scores, y)
+    auc = roc_auc(held_scores, y)
     metrics = {
         "heldout_by_type": report,
         "heldout_auc": round(auc, 4),
@@ -220,7 +221,8 @@ def train_presence(
     return PresenceResult(weights, thresholds, metrics, summary, version, mlp)
 
 
-def _auc(scores: FloatArray, y: np.ndarray) -> float:
+def roc_auc(scores: FloatArray, y: np.ndarray) -> float:
+    """The area under the ROC curve (rank statistic; 0 when a class is empty)."""
     pos, neg = scores[y == 1], scores[y == 0]
     if len(pos) == 0 or len(neg) == 0:
         return 0.0

@@ -4,7 +4,10 @@ A *provider* answers "which images contain ``g``, and which hold something almos
 Cypher-backed one (:class:`~covr.related.store_provider.StoreRelated`) and the in-memory one
 (:class:`~covr.related.memory.InMemoryRelated`) are interchangeable behind
 :class:`RelatedProvider`, so the question engine imports this module and nothing else of
-``related/``. Result types and errors live here for the same reason.
+``related/``. Result types and errors live here for the same reason (:class:`Distractor` and
+the presence-filter hook are defined with the definitions they follow, in
+:mod:`covr.related.matcher`, and re-exported here: the matcher imports nothing of this module,
+so there is no import circle).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
+from covr.related import matcher
 from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
+from covr.related.matcher import Distractor, PresenceFilter, no_presence_filter
 from covr.related.sampling import stable_seed
 from covr.scene.edits import signature_sort_key
 from covr.scene.enumerate import EnumerationOptions
@@ -36,7 +41,6 @@ __all__ = [
     "UnknownImage",
     "UnknownSubgraph",
     "as_subgraph",
-    "check_args",
     "contains",
     "enumeration_options",
     "no_presence_filter",
@@ -53,31 +57,9 @@ class Default(Enum):
 DEFAULT = Default.VALUE
 
 
-@dataclass(frozen=True, slots=True)
-class Distractor:
-    """An image related to ``g`` by the edits in ``signature`` (defined in :mod:`covr.related.matcher`)."""
-
-    image_id: str
-    signature: str
-    subgraph: Subgraph
-    alternatives: tuple[Subgraph, ...]
-
-    @property
-    def distance(self) -> int:
-        return self.signature.count("+") + 1
-
-
-PresenceFilter = Callable[[Subgraph, list[Distractor]], list[Distractor]]
-
 NamePresence = Callable[[str, SceneGraph], bool]
 """Whether an object named so is probably in the image though its scene graph does not name it
 (the presence model on the one-object subgraph; issue 37 item 2)."""
-"""Hook that removes distractors in which ``g`` is probably present though unannotated."""
-
-
-def no_presence_filter(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
-    """The identity hook (no presence filter)."""
-    return results
 
 
 @dataclass(frozen=True)
@@ -183,45 +165,8 @@ def as_subgraph(g: Subgraph | str) -> Subgraph:
 
 
 def contains(scene: SceneGraph, g: Subgraph) -> bool:
-    """Whether ``scene`` holds a match of ``g`` (the in-memory matcher's definition).
-
-    The matcher is imported when first called, not at the top: it builds on this module's
-    result types (:class:`Distractor`), so a top-level import would be circular.
-    """
-    from covr.related import matcher
-
+    """Whether ``scene`` holds a match of ``g`` (the in-memory matcher's definition)."""
     return matcher.contains(scene, g)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_args(
-    max_distance: int,
-    per_signature: int | None,
-    limit: int | None,
-    positives_limit: int | None,
-    seed: int,
-    offset: int,
-    split: str | None,
-) -> None:
-    """Raise :class:`RelatedError` naming the first bad lookup argument."""
-    if not _is_int(max_distance) or not 0 <= max_distance <= 2:
-        raise RelatedError("max_distance", f"must be 0, 1 or 2, got {max_distance!r}")
-    for name, value in (
-        ("per_signature", per_signature),
-        ("limit", limit),
-        ("positives_limit", positives_limit),
-    ):
-        if value is not None and (not _is_int(value) or value < 1):
-            raise RelatedError(name, f"must be >= 1 or None, got {value!r}")
-    if not _is_int(offset) or offset < 0:
-        raise RelatedError("offset", f"must be >= 0, got {offset!r}")
-    if not _is_int(seed):
-        raise RelatedError("seed", f"must be an integer, got {seed!r}")
-    if split is not None and (not isinstance(split, str) or not split):
-        raise RelatedError("split", f"must be a non-empty string or None, got {split!r}")
 
 
 def _split_list(text: str) -> frozenset[str]:

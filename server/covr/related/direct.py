@@ -4,51 +4,57 @@ Why a module of its own: the round loop (:mod:`covr.related.search`) decides *wh
 switches from sampled batches to its exact pool; how that pool is read (one anchored branch per
 anchor, shared by the signatures that start from the same name) is a separate piece with its own
 statement shapes (:func:`covr.related.cypher_path.anchored_query`). :class:`DirectMatches` is a
-mixin of :class:`covr.related.search.Search` and reads its state.
+collaborator the search holds: it gets the lookup's request, tables and store, and changes only
+the states it is handed (:class:`covr.related.states.SigState`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from covr.graph.store import GraphStore, Row
 from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query, read_order
 from covr.related.names import NameTables, embeddings, readings_of
+from covr.related.request import RelatedRequest
 from covr.related.sampling import ImageTable
-from covr.scene.edits import Position, name_at, signature
-from covr.scene.subgraph import Subgraph
+from covr.related.states import SigState
+from covr.scene.edits import Position, name_at, positions, signature
 from covr.settings import Settings
-
-if TYPE_CHECKING:
-    from covr.related.search import Request, SigState
 
 
 class DirectMatches:
-    """The direct-match half of a lookup (the attributes are :class:`Search`'s)."""
+    """The direct-match half of one lookup: held by its :class:`~covr.related.search.Search`,
+    which asks :meth:`wanted` per state and hands the chosen ones to :meth:`switch`."""
 
-    store: GraphStore
-    names: NameTables
-    settings: Settings
-    request: Request
-    g: Subgraph
-    table: ImageTable
-    all_positions: tuple[Position, ...]
-
-    _first_batch: Callable[[int | None], int]
-    """Search's first-batch size for a state that wants ``want`` results."""
+    def __init__(
+        self,
+        store: GraphStore,
+        names: NameTables,
+        settings: Settings,
+        request: RelatedRequest,
+        table: ImageTable,
+        first_batch: Callable[[int | None], int],
+    ) -> None:
+        self.store = store
+        self.names = names
+        self.settings = settings
+        self.request = request
+        self.g = request.subgraph
+        self.table = table
+        self.all_positions = positions(self.g)
+        self.first_batch = first_batch
+        """The search's first-batch size for a state that wants ``want`` results."""
 
     def _read_anchored(self, branches: list[AnchoredBranch]) -> list[Row]:
-        """The rows of every direct branch, as :meth:`_read_branches` reads branches: a union of
-        anchors is a new text for every new combination of anchors, which Neo4j plans anew."""
-        if self.store.backend.dialect == "neo4j":
-            return self.store.read_many(anchored_query([branch]) for branch in branches)
-        return self.store.read(*anchored_query(branches))
+        """The rows of every direct branch, read as one round by the store
+        (:meth:`GraphStore.read_round`), each branch a statement of its own: a union of anchors
+        would be a new text for every new combination of anchors, which Neo4j plans anew."""
+        return self.store.read_round([anchored_query([b]) for b in branches]).rows
 
-    def _wants_direct(self, state: SigState, *, late: bool = False) -> bool:
+    def wanted(self, state: SigState, *, late: bool = False) -> bool:
         """After a sampled first round: switch a signature with a large remaining pool to an
         exact, index-started match of its images (most signatures have few or no hits, and a
         direct match proves that far cheaper than verifying the whole pool image by image).
@@ -67,7 +73,7 @@ class DirectMatches:
         nodes = self.names.nodes(state.anchor.kind, name_at(self.g, state.anchor))
         return not cap or nodes <= cap
 
-    def _go_direct(self, states: list[SigState]) -> None:
+    def switch(self, states: list[SigState]) -> None:
         """Exact candidate pools of ``states`` from index-started matches, one query.
 
         Signatures that share an anchor share one *counting* branch: its walk from the anchor
@@ -109,7 +115,7 @@ class DirectMatches:
                 # sampled rounds grew to (at 1x a late direct match verified 1,024 images
                 # for 8 positives). The positives are the first ones in the seeded order
                 # either way, and they are outside the scan budget, so nothing else changes.
-                state.batch = self._first_batch(state.target - len(state.positives))
+                state.batch = self.first_batch(state.target - len(state.positives))
 
     def _direct_branches(
         self, states: list[SigState]

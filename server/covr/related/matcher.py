@@ -36,7 +36,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from covr.related.api import Distractor, PresenceFilter, no_presence_filter
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity
 from covr.scene.edits import (
     NodeType,
@@ -49,6 +48,30 @@ from covr.scene.edits import (
 )
 from covr.scene.model import Object, Relation, SceneGraph
 from covr.scene.subgraph import Subgraph, SubgraphError
+
+
+@dataclass(frozen=True, slots=True)
+class Distractor:
+    """An image related to ``g`` by the edits in ``signature`` (the module docstring defines
+    it); every provider reports these (re-exported by :mod:`covr.related.api`)."""
+
+    image_id: str
+    signature: str
+    subgraph: Subgraph
+    alternatives: tuple[Subgraph, ...]
+
+    @property
+    def distance(self) -> int:
+        return self.signature.count("+") + 1
+
+
+PresenceFilter = Callable[[Subgraph, list[Distractor]], list[Distractor]]
+"""Hook that removes distractors in which ``g`` is probably present though unannotated."""
+
+
+def no_presence_filter(g: Subgraph, results: list[Distractor]) -> list[Distractor]:
+    """The identity hook (no presence filter)."""
+    return results
 
 
 @dataclass(frozen=True, slots=True)

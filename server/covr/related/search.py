@@ -10,10 +10,11 @@ How (docs/related.md §3 has the long version):
    *round*: one ``UNION ALL`` branch per unfinished signature (and one for positives), or one
    combined branch for many signatures; batches grow 4x per round; a signature stops when it
    has enough results or its pool is exhausted. After round 1 a signature with a large pool may
-   switch to an exact, index-started match of its images (:meth:`Search._go_direct`).
+   switch to an exact, index-started match of its images (:class:`~covr.related.direct.DirectMatches`,
+   which the search holds).
 3. **Exclusion.** Images that produced a distractor row are checked once for an overlap-relaxed
-   copy of ``g`` (which includes ``g`` itself): on Neo4j in the round's own statement
-   (:func:`covr.graph.neo4j_batch.then_check`), on FalkorDB by a second one.
+   copy of ``g`` (which includes ``g`` itself): with the round where the store gains by it
+   (:meth:`covr.graph.GraphStore.read_round`: Neo4j), else by a second statement (FalkorDB).
 4. **Exactness.** Every row is decoded again with the exclusivity model (:mod:`covr.related.names`);
    the Cypher rules are only prefilters.
 """
@@ -23,12 +24,10 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from covr.graph.neo4j_batch import then_check
-from covr.graph.store import GraphStore, Row, as_statement
+from covr.graph.store import GraphStore, RoundCheck, Row
 from covr.related.api import Distractor, PresenceFilter, RelatedResult
 from covr.related.cypher_path import (
     NEVER,
@@ -50,8 +49,9 @@ from covr.related.names import (
     is_relaxed_reading,
     readings_of,
 )
-from covr.related.sampling import Stream, WholeStream
-from covr.scene.edits import Position, positions, signature, signature_sort_key
+from covr.related.request import RelatedRequest
+from covr.related.states import SigState
+from covr.scene.edits import positions, signature, signature_sort_key
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 
@@ -62,50 +62,12 @@ Hits = dict[int, dict[str, set[Subgraph]]]
 RELAXED_TAG = -1
 """The tag of the exclusion check's rows when they come with a round's own (tags 0, 1, ...)."""
 CHECK_IN_ROUND = True
-"""Whether a Neo4j round checks exclusion in its own statement (:meth:`Search._unknown`); off,
-the check is a statement of its own as on FalkorDB (the tests compare the two)."""
+"""Whether a round offers the store its exclusion check (:meth:`Search._unknown`; Neo4j runs it
+in the round's own statement); off, the check is a statement of its own as on FalkorDB (the tests
+compare the two)."""
 
 
-@dataclass(frozen=True)
-class Request:
-    """The arguments of one lookup, checked and resolved (docs/related.md §1)."""
-
-    g: Subgraph
-    split: str | None
-    max_distance: int
-    per_signature: int | None
-    limit: int | None
-    positives_limit: int | None
-    seed: int
-    offset: int
-    presence: bool
-    positives_if_distractors: bool = False
-    """The caller drops a result without distractors (:meth:`Search._positives_go`)."""
-
-
-@dataclass
-class SigState:
-    """One signature (or the positives, signature ``""``) during a lookup."""
-
-    signature: str
-    changed: tuple[Position, ...]
-    rules: dict[str, Rule]
-    stream: Stream | WholeStream
-    target: int | None
-    batch: int
-    anchor: Position | None = None
-    salt: str = ""
-    exact: bool = False
-    done: bool = False
-    taken: int = 0
-    """Batches handed out so far (the positives may sit out rounds)."""
-
-    def __post_init__(self) -> None:
-        self.found: list[Distractor] = []
-        self.positives: list[str] = []
-
-
-class Search(DirectMatches):
+class Search:
     """The state of one lookup between rounds (built, run once, thrown away)."""
 
     def __init__(
@@ -115,7 +77,7 @@ class Search(DirectMatches):
         concretes: Concretes,
         presence_filter: PresenceFilter,
         settings: Settings,
-        request: Request,
+        request: RelatedRequest,
     ) -> None:
         self.store = store
         self.names = names
@@ -123,9 +85,12 @@ class Search(DirectMatches):
         self.presence_filter = presence_filter
         self.settings = settings
         self.request = request
-        self.g = request.g
+        self.g = request.subgraph
+        self.per_signature = request.per_signature_cap
+        self.positives_limit = request.positives_cap
         self.table = names.table()
         self.all_positions = positions(self.g)
+        self.direct = DirectMatches(store, names, settings, request, self.table, self._first_batch)
         self.states = self._states()
         # Few signatures (small subgraphs): one exact branch each returns fewer rows. Many
         # (chains, V-shapes, frames): one combined branch costs far less to parse and plan.
@@ -168,7 +133,7 @@ class Search(DirectMatches):
         """The positives' state, then one per signature that can have results (canonical order)."""
         g, r = self.g, self.request
         exact = exact_rules(g)
-        target = self._target(r.positives_limit)
+        target = self._target(self.positives_limit)
         pool = self.names.pool(g, self.all_positions, r.split)
         first = SigState(
             "",
@@ -184,7 +149,7 @@ class Search(DirectMatches):
 
     def _signature_states(self, exact: Mapping[str, Rule]) -> Iterable[SigState]:
         g, r = self.g, self.request
-        target = self._target(r.per_signature)
+        target = self._target(self.per_signature)
         for size in range(1, min(r.max_distance, len(self.all_positions)) + 1):
             for changed in itertools.combinations(self.all_positions, size):
                 sig = signature(changed)
@@ -214,11 +179,11 @@ class Search(DirectMatches):
         first = self.states[0]
         going = self._positives_go()
         direct = []  # the positives' own round 1 (capped) or 3 (late), the signatures' round 1
-        if going and first.taken in (1, 3) and self._wants_direct(first, late=first.taken == 3):
+        if going and first.taken in (1, 3) and self.direct.wanted(first, late=first.taken == 3):
             direct.append(first)
         if self.rounds == 1:
-            direct.extend(s for s in self.states[1:] if not s.done and self._wants_direct(s))
-        self._go_direct(direct)
+            direct.extend(s for s in self.states[1:] if not s.done and self.direct.wanted(s))
+        self.direct.switch(direct)
         self.rounds += 1
         batches = self._take_batches(going)
         if not batches:  # the signatures just ended: the waiting positives decide next round
@@ -288,14 +253,14 @@ class Search(DirectMatches):
         return batches
 
     def _unknown(self, batches: dict[int, list[str]]) -> list[str]:
-        """The images this round checks for exclusion in its verifying statement: on Neo4j,
-        its distractor candidates whose exclusion is not known yet (the statement checks those
-        of them it returns rows for); none elsewhere. Why: on Neo4j every statement is a Bolt
-        round trip with ~1 ms of fixed server work (docs/graph-store.md, "Neo4j's read path"),
-        and the check, a second statement that waited for the hits, made a round two. FalkorDB
-        keeps the second statement: one call there costs ~0.3 ms, and the nested form was not
-        measured there."""
-        if not CHECK_IN_ROUND or self.store.backend.dialect != "neo4j":
+        """The images this round offers the store to check for exclusion with its verifying
+        statement (:meth:`GraphStore.read_round`): its distractor candidates whose exclusion is
+        not known yet (the check covers those of them the round returns rows for). Why: on
+        Neo4j every statement is a Bolt round trip with ~1 ms of fixed server work
+        (docs/graph-store.md, "Neo4j's read path"), and the check, a second statement that
+        waited for the hits, made a round two. FalkorDB leaves the check out (one call there
+        costs ~0.3 ms): it is then a statement of its own (:meth:`_exclude_relaxed`)."""
+        if not CHECK_IN_ROUND:
             return []
         known = self.relaxed_known
         return sorted({i for n, ids in batches.items() if n for i in ids} - known.keys())
@@ -355,15 +320,15 @@ class Search(DirectMatches):
         r = self.request
         more = False
         positives = self.states[0].positives[r.offset :]
-        if r.positives_limit is not None:
-            more = more or len(positives) > r.positives_limit
-            positives = positives[: r.positives_limit]
+        if self.positives_limit is not None:
+            more = more or len(positives) > self.positives_limit
+            positives = positives[: self.positives_limit]
         per_sig: list[list[Distractor]] = []
         for state in self.states[1:]:
             page = state.found[r.offset :]
-            if r.per_signature is not None:
-                more = more or len(page) > r.per_signature
-                page = page[: r.per_signature]
+            if self.per_signature is not None:
+                more = more or len(page) > self.per_signature
+                page = page[: self.per_signature]
             if page:
                 per_sig.append(page)
         distractors: list[Distractor] = []
@@ -371,7 +336,7 @@ class Search(DirectMatches):
             distractors.extend(d for d in group if d is not None)
         if r.limit is not None:
             distractors = distractors[: r.limit]
-        caps = [c for c in (r.per_signature, r.positives_limit) if c is not None]
+        caps = [c for c in (self.per_signature, self.positives_limit) if c is not None]
         next_offset = r.offset + min(caps) if more and caps else None
         whole = all(s.stream.exhausted for s in self.states)  # every match is known
         reached = frozenset(self.reached) if whole else None
@@ -386,32 +351,25 @@ class Search(DirectMatches):
             if concrete is not None:
                 yield concrete
 
-    def _read_branches(self, branches: list[Branch]) -> list[Row]:
-        """The rows of every branch: one ``UNION ALL`` on FalkorDB (one round trip, planned in
-        microseconds), one cached statement per branch on Neo4j (``GraphStore.read_many``)."""
-        if self.store.backend.dialect == "neo4j":
-            return self.store.read_many(union_query([branch]) for branch in branches)
-        return self.store.read(*union_query(branches))
-
-    def _checked(self, first: list[tuple[str, dict[str, Any]]], among: list[str]) -> list[Row]:
-        """``first``'s rows, then the exclusion check of the images they name that are
-        ``among`` (one Neo4j statement: :func:`covr.graph.neo4j_batch.then_check`); those
-        images' exclusion is recorded, and the check's rows are not returned."""
-        check = union_query(self._relaxed_branches([NEVER]))
-        statement = then_check(
-            [(as_statement(q), p) for q, p in first],
-            (as_statement(check[0]), check[1]),
-            ids="b0_ids",
-            among=among,
-        )
+    def _read_round(self, first: list[tuple[str, dict[str, Any]]], among: list[str]) -> list[Row]:
+        """``first``'s rows, read as one round by the store (:meth:`GraphStore.read_round`),
+        offering it the exclusion check of the images they name that are ``among``; when the
+        store ran it, those images' exclusion is recorded, and the check's rows are not
+        returned."""
+        check = RoundCheck(self._check_statement, ids="b0_ids", among=among) if among else None
+        read = self.store.read_round(first, check=check)
+        if read.checked is None:
+            return read.rows
         rows: list[Row] = []
         relaxed: list[Row] = []
-        for row in self.store.read(*statement):
+        for row in read.rows:
             (relaxed if int(row["tag"]) == RELAXED_TAG else rows).append(row)
-        wanted = set(among)
-        named = {i for i in (str(r["image_id"]) for r in rows) if i in wanted}
-        self._note_relaxed(sorted(named), relaxed)
+        self._note_relaxed(read.checked, relaxed)
         return rows
+
+    def _check_statement(self) -> tuple[str, dict[str, Any]]:
+        """The exclusion check as one statement (the store sets its ids, ``$b0_ids``)."""
+        return union_query(self._relaxed_branches([NEVER]))
 
     def _verify_per_signature(
         self, batches: dict[int, list[str]], check: list[str]
@@ -427,10 +385,7 @@ class Search(DirectMatches):
         ]
         hits: Hits = defaultdict(lambda: defaultdict(set))
         positives: set[str] = set()
-        if check:
-            rows = self._checked([union_query([b]) for b in branches], check)
-        else:
-            rows = self._read_branches(branches)
+        rows = self._read_round([union_query([b]) for b in branches], check)
         orders = {n: read_order(g, self.states[n].changed) for n in batches}
         exclusive = self.names.exclusive
         for row in rows:
@@ -473,7 +428,7 @@ class Search(DirectMatches):
         for start in range(0, len(image_ids), step):
             chunk = image_ids[start : start + step]
             query = combined_query(CombinedBranch(g, self.combined_rules, max_distance, chunk))
-            rows = self._checked([query], check) if check else self.store.read(*query)
+            rows = self._read_round([query], check)
             for row in rows:
                 image_id = str(row["image_id"])
                 positive, per = found.get(image_id) or (False, defaultdict(set))

@@ -5,8 +5,8 @@ Why an adapter and not a second code path: generation only needs scene graphs, p
 distractors with their signatures and concrete subgraphs; the lookup already returns exactly those
 (and agrees with the reference matcher, its congruence tests say so), so the engine runs unchanged
 against the store. Scene graphs are read once and cached (the same images are shown again and
-again) by the lookup's scene reader (:class:`covr.related.lookup.SceneReader`), which the presence filter fills too (it reads the same
-distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
+again) by the lookup's scene reader (:class:`covr.related.scenes.SceneReader`), which the presence
+filter fills too (it reads the same distractor images) and which is dropped whenever a lookup sees a new store generation (a load or
 an import replaced images): a cache of our own outlived re-imports. Forked worker processes
 (``covr generate --workers K``) inherit the warmed lookup and the loaded models; their store
 clients reconnect on first use (no shared connection).
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from covr.related.api import RelatedError, RelatedImage, RelatedResult, contains
 from covr.related.barren import BarrenMemo
 from covr.related.lookup import RelatedLookup
+from covr.related.request import RelatedRequest
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 
@@ -112,7 +113,7 @@ class StoreRelated:
     def distractors(
         self, g: Subgraph, split: str, *, max_distance: int, per_signature: int, seed: int
     ) -> list[RelatedImage]:
-        result = self.lookup.related(
+        request = RelatedRequest(
             g,
             split=split,
             max_distance=max_distance,
@@ -120,7 +121,7 @@ class StoreRelated:
             positives_limit=1,
             seed=seed,
         )
-        return _shown(result)
+        return _shown(self.lookup.find(request))
 
     def related(
         self,
@@ -145,16 +146,16 @@ class StoreRelated:
         known = self._barren.answer(g, split, max_distance, lambda i: self._holds(i, g), generation)
         if known is not None and positives_limit >= 1:
             return sorted(known), []
-        result = self.lookup.related(
+        request = RelatedRequest(
             g,
             split=split,
             max_distance=max_distance,
             per_signature=per_signature,
             positives_limit=positives_limit,
             seed=seed,
-            refresh=False,
             positives_if_distractors=positives_if_distractors,
         )
+        result = self.lookup.find(request, refresh=False)
         self._barren.note(g, split, max_distance, result.reached, generation)
         return sorted(result.positives), _shown(result)
 

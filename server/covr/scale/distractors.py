@@ -155,18 +155,10 @@ def image_results(
     FindRelatedImagesBatch RPC both call this, so their rows cannot drift apart."""
     results: list[RelatedResult] = []
     targets: Sequence[str | None] = keys or [None]
+    request = options.request(presence=presence)
     for key in targets:
-        results += lookup.for_image(
-            image_id,
-            key,
-            max_subgraphs=options.max_subgraphs if key is None else None,
-            split=options.split,
-            max_distance=options.max_distance,
-            per_signature=options.per_signature,
-            positives_limit=options.positives,
-            seed=options.seed,
-            presence=presence,
-        )
+        limit = options.max_subgraphs if key is None else None
+        results += lookup.for_image(image_id, key, max_subgraphs=limit, request=request)
     return results
 
 

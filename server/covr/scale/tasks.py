@@ -31,6 +31,7 @@ from covr.related.api import RelatedProvider
 from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
 from covr.related.memory import InMemoryRelated
+from covr.related.request import RelatedRequest
 from covr.related.store_provider import StoreRelated
 from covr.scale.shards import encode_records
 from covr.settings import Settings
@@ -65,6 +66,18 @@ class RelatedOptions:
     positives: int = 5
     max_subgraphs: int | None = None  # per image without named subgraphs (None: all)
     seed: int = 0
+
+    def request(self, *, presence: bool = True) -> RelatedRequest:
+        """The lookup request of every subgraph of the run (bound to each by the lookup's
+        ``for_image``): built once per request item, not per subgraph."""
+        return RelatedRequest(
+            split=self.split,
+            max_distance=self.max_distance,
+            per_signature=self.per_signature,
+            positives_limit=self.positives,
+            seed=self.seed,
+            presence=presence,
+        )
 
 
 @dataclass(frozen=True)

@@ -241,6 +241,8 @@ def validate(graph: SceneGraph) -> None:
             raise SceneGraphError(f"extras.{key}", "is not an allowed image property name")
         if not isinstance(value, str | int | float | bool):
             raise SceneGraphError(f"extras.{key}", f"must be a scalar, got {value!r}")
+        if isinstance(value, float):
+            _check_number(value, f"extras.{key}")
     seen: set[str] = set()
     for obj in graph.objects:
         where = f"objects[{obj.id!r}]"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,10 @@ def _extra(value: scene_pb2.Scalar, field: str) -> ExtraValue:
     if kind == "int_value":
         return value.int_value
     if kind == "double_value":
+        if not math.isfinite(value.double_value):  # the store would keep inf as ±1.8e308
+            raise InvalidArgument.field(
+                field, f"must be a finite number, got {value.double_value!r}"
+            )
         return value.double_value
     if kind == "bool_value":
         return value.bool_value

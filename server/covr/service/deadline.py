@@ -28,6 +28,8 @@ from covr.graph.store import (
     GraphStore,
     Params,
     QueryLike,
+    RoundCheck,
+    RoundRows,
     Row,
     WriteSummary,
     as_statement,
@@ -93,9 +95,10 @@ class DeadlineStore(ForwardingStore):
 
     Every method of the store reaches ``inner`` (:class:`ForwardingStore`: a method this class
     did not write is passed on, never replaced by :class:`GraphStore`'s generic default), so
-    behind the service each backend keeps its own way: Neo4j's ``read_many`` runs a lookup
-    round in one transaction and its ``forget_plans`` drops stale plans after an import (both
-    were lost before, issue 38). The methods that take a ``timeout`` get the bounded one; the
+    behind the service each backend keeps its own way: a lookup round (``read_round``) is one
+    ``UNION ALL`` on FalkorDB and one statement or transaction on Neo4j, and Neo4j's
+    ``forget_plans`` drops stale plans after an import (issue 38: Neo4j's batching and plan
+    reset were lost behind the service before). The methods that take a ``timeout`` get the bounded one; the
     others have none to bound and are passed on as they are.
     """
 
@@ -154,6 +157,22 @@ class DeadlineStore(ForwardingStore):
         self._start_read(name)
         bounded = self._timeout(name, timeout, statements=len(batch))
         return self.inner.read_many(batch, timeout=bounded)
+
+    def read_round(
+        self,
+        statements: Sequence[tuple[QueryLike, Params]],
+        *,
+        check: RoundCheck | None = None,
+        timeout: float | None = None,
+    ) -> RoundRows:
+        """The inner store's ``read_round`` (one ``UNION ALL`` on FalkorDB, one statement or
+        transaction on Neo4j), stopped and bounded as ``read_many`` is: its ``timeout`` is each
+        statement's, so the time left is shared out among them."""
+        batch = list(statements)
+        name = as_statement(batch[0][0]).name if batch else "read_round"
+        self._start_read(name)
+        bounded = self._timeout(name, timeout, statements=len(batch))
+        return self.inner.read_round(batch, check=check, timeout=bounded)
 
     def write(
         self, query: QueryLike, params: Params | None = None, *, timeout: float | None = None

@@ -1,6 +1,8 @@
 """Who can reach the service: loopback by default, anything else only with a token, or when the
 operator says ``--insecure`` out loud (issue 21: ``COVR_SERVICE_HOST=0.0.0.0`` without a token
-let an unauthenticated client on another host replace stored scene graphs).
+let an unauthenticated client on another host replace stored scene graphs). ``/metrics`` follows
+the same rule with its own settings (issue 40 item 4: ``COVR_SERVICE_METRICS_HOST=0.0.0.0``
+served every scrape, and ``COVR_SERVICE_METRICS_AUTH=true`` without a token checked nothing).
 
 Also the configuration errors of the server's doors (TLS files, exposure) as one exception type,
 so ``covr serve`` exits with the configuration-error code (2) and one line naming the setting.
@@ -8,60 +10,63 @@ so ``covr serve`` exits with the configuration-error code (2) and one line namin
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from pathlib import Path
 
-from covr.errors import CovrError
+from covr.exposure import Door, ExposureError, check_door, is_loopback
 from covr.settings import Settings
+
+__all__ = ["ServiceConfigError", "check_exposure", "is_loopback", "tls_files"]
 
 log = logging.getLogger("covr.service")
 
 
-class ServiceConfigError(CovrError):
+class ServiceConfigError(ExposureError):
     """A setting of the service's doors is unusable; ``field`` names the variable."""
 
 
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
-
-
 def check_exposure(settings: Settings, *, insecure: bool = False) -> None:
-    """Refuse a non-loopback bind without a token unless ``insecure``; warn when allowed.
+    """Refuse a non-loopback bind without a token unless ``insecure``; warn when allowed; the
+    same for ``/metrics`` when it is on.
 
     TLS alone does not authenticate a client, so it does not make an open bind safe; the
     bearer token does (with TLS, so it cannot be read off the wire).
     """
-    host = settings.service_host
-    if is_loopback(host):
-        return
     token = settings.service_token is not None and bool(settings.service_token.get_secret_value())
-    if not token and not (insecure or settings.service_insecure):
+    insecure = insecure or settings.service_insecure
+    grpc_door = Door(
+        what="serving",
+        host=settings.service_host,
+        host_variable="COVR_SERVICE_HOST",
+        authenticated=token,
+        missing="COVR_SERVICE_TOKEN is not set",
+        risk="any client could import and replace scene graphs",
+        remedy="Set a token (and TLS)",
+        insecure_variable="COVR_SERVICE_INSECURE=true",
+        open_risk="may read and write the store",
+        tls=settings.service_tls_cert is not None,
+    )
+    check_door(grpc_door, insecure=insecure, log=log, error=ServiceConfigError)
+    if not settings.service_metrics_port:
+        return
+    if settings.service_metrics_auth and not token:
         raise ServiceConfigError(
-            "COVR_SERVICE_HOST",
-            f"{host} is reachable from other machines and COVR_SERVICE_TOKEN is not set: any "
-            "client could import and replace scene graphs. Set a token (and TLS), bind "
-            "127.0.0.1, or pass --insecure (COVR_SERVICE_INSECURE=true) if this network is "
-            "trusted",
+            "COVR_SERVICE_METRICS_AUTH",
+            "is true but COVR_SERVICE_TOKEN is not set, so /metrics could check no scrape: set "
+            "COVR_SERVICE_TOKEN, or COVR_SERVICE_METRICS_AUTH=false with /metrics on loopback",
         )
-    if not token:
-        log.warning(
-            "INSECURE: serving on %s without a token; every client that reaches this address "
-            "may read and write the store",
-            host,
-        )
-    elif settings.service_tls_cert is None:
-        log.warning(
-            "serving on %s with a token but without TLS: the token crosses the network in "
-            "clear text",
-            host,
-        )
+    metrics_door = Door(
+        what="/metrics",
+        host=settings.service_metrics_host,
+        host_variable="COVR_SERVICE_METRICS_HOST",
+        authenticated=settings.service_metrics_auth,
+        missing="COVR_SERVICE_METRICS_AUTH is not true",
+        risk="anyone could read every method's request counts, latencies and error rates",
+        remedy="Set COVR_SERVICE_METRICS_AUTH=true (with COVR_SERVICE_TOKEN)",
+        insecure_variable="COVR_SERVICE_INSECURE=true",
+        open_risk="may read the metrics",
+    )
+    check_door(metrics_door, insecure=insecure, log=log, error=ServiceConfigError)
 
 
 def tls_files(settings: Settings) -> tuple[bytes, bytes] | None:

@@ -1,10 +1,12 @@
 """FindRelatedImages: request fields → lookup arguments, lookup results → page messages.
 
-A request names a subgraph (pages continue with a page token bound to the request's fields) or
-an image (one stream of pages per subgraph of the image, up to ``max_subgraphs``). The lookup
-(:class:`covr.related.lookup.RelatedLookup`) does the work; this module only pages: each page is
-one lookup call, made inside the RPC's deadline scope, and the stream stops between pages when
-the client has left or ``max_results`` distractors were sent.
+A request names a subgraph (pages continue with a page token bound to the lookup request,
+:meth:`covr.related.request.RelatedRequest.binding`) or an image (one stream of pages per
+subgraph of the image, up to ``max_subgraphs``). The request message becomes one
+:class:`~covr.related.request.RelatedRequest`, checked and resolved once; the lookup
+(:class:`covr.related.lookup.RelatedLookup`) does the work, and this module only pages: each page
+is one lookup of that request at the page's offset, made inside the RPC's deadline scope, and
+the stream stops between pages when the client has left or ``max_results`` distractors were sent.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from covr.related.api import DEFAULT
 from covr.related.lookup import RelatedLookup, RelatedResult
+from covr.related.request import RelatedRequest
 from covr.scene.subgraph import Subgraph
 from covr.service import convert
 from covr.service.convert import RequestLimits
@@ -27,22 +31,20 @@ Scope = Callable[[], AbstractContextManager[None]]
 
 @dataclass(frozen=True)
 class RelatedQuery:
-    """The validated request: its target, lookup arguments and what its pages show."""
+    """The validated request: the lookup request (bound to the subgraph, or to none for an
+    image target) and what its pages show."""
 
-    subgraph: Subgraph | None
+    request: RelatedRequest
     image_id: str
-    arguments: dict[str, Any]
     positives: bool
-    seed: int
     plain: bool
-    offset: int
     max_subgraphs: int
     max_results: int
 
-    def bound(self, key: str) -> dict[str, Any]:
-        """The request fields a page token of subgraph ``key`` is only valid for."""
-        bound = {k: v for k, v in self.arguments.items() if k != "limit"}
-        return {"key": key, "plain": self.plain, **bound}
+    def bound(self, request: RelatedRequest) -> dict[str, Any]:
+        """The fields a page token of ``request`` (this query's, about one subgraph) is only
+        valid for."""
+        return {"plain": self.plain, **request.binding()}
 
 
 def parse(request: related_pb2.FindRelatedImagesRequest, limits: RequestLimits) -> RelatedQuery:
@@ -67,33 +69,30 @@ def parse(request: related_pb2.FindRelatedImagesRequest, limits: RequestLimits) 
         violations.append(FieldViolation("per_signature_cap", f"is larger than {cap}"))
     if violations:
         raise InvalidArgument(violations)
-    arguments: dict[str, Any] = {
-        "split": request.split or None,
-        "max_distance": 0 if request.exclude_distractors else (request.max_distance or 2),
-        "limit": limits.page_size(request.page_size),
-        "seed": request.seed,
-        "presence": not request.skip_presence_filter,
-    }
-    if request.per_signature_cap:
-        arguments["per_signature"] = request.per_signature_cap
-    query = RelatedQuery(
-        subgraph=subgraph,
-        image_id=request.image_id,
-        arguments=arguments,
-        positives=not request.exclude_positives,
+    asked = RelatedRequest(
+        subgraph,
+        split=request.split or None,
+        max_distance=0 if request.exclude_distractors else (request.max_distance or 2),
+        per_signature=request.per_signature_cap or DEFAULT,
+        limit=limits.page_size(request.page_size),
         seed=request.seed,
+        presence=not request.skip_presence_filter,
+    ).resolved(limits.settings)
+    query = RelatedQuery(
+        request=asked,
+        image_id=request.image_id,
+        positives=not request.exclude_positives,
         plain=request.skip_exclusivity_model,
-        offset=0,
         max_subgraphs=limits.max_subgraphs(request.max_subgraphs),
         max_results=request.max_results,
     )
     if subgraph is None:
         return query
-    state = convert.decode_page_token(request.page_token, query.bound(subgraph.key))
+    state = convert.decode_page_token(request.page_token, query.bound(asked))
     offset = state.get("offset", 0)
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise InvalidArgument.field("page_token", "is not a page token of this service")
-    return replace(query, offset=offset)
+    return replace(query, request=asked.at(offset))
 
 
 def pages(
@@ -115,16 +114,17 @@ def pages(
             if result.next_offset is None or sent >= query.max_results or gone.is_set():
                 break
             with scope():
-                result = lookup.related(result.query, offset=result.next_offset, **query.arguments)
+                following = query.request.about(result.query).at(result.next_offset)
+                result = lookup.find(following)
 
 
 def _first_pages(lookup: RelatedLookup, query: RelatedQuery) -> Iterator[RelatedResult]:
     """The first page of each query subgraph, computed when it is asked for."""
-    if query.subgraph is not None:
-        return iter([lookup.related(query.subgraph, offset=query.offset, **query.arguments)])
+    if query.request.g is not None:
+        return iter([lookup.find(query.request)])
     keys = [g.key for g in lookup.subgraphs_of_image(query.image_id)]
     return (
-        lookup.for_image(query.image_id, key, **query.arguments)[0]
+        lookup.for_image(query.image_id, key, request=query.request)[0]
         for key in keys[: query.max_subgraphs]
     )
 
@@ -132,7 +132,7 @@ def _first_pages(lookup: RelatedLookup, query: RelatedQuery) -> Iterator[Related
 def page(query: RelatedQuery, result: RelatedResult) -> related_pb2.FindRelatedImagesResponse:
     """One lookup result as a response page (positives first, then distractors)."""
     matched = convert.subgraph_to_proto(result.query)
-    out = related_pb2.FindRelatedImagesResponse(query=matched, seed=query.seed)
+    out = related_pb2.FindRelatedImagesResponse(query=matched, seed=query.request.seed)
     if query.positives:
         for image_id in result.positives:
             out.images.add(
@@ -152,7 +152,6 @@ def page(query: RelatedQuery, result: RelatedResult) -> related_pb2.FindRelatedI
             query_key=result.query.key,
         )
     if result.next_offset is not None:
-        out.next_page_token = convert.encode_page_token(
-            {**query.bound(result.query.key), "offset": result.next_offset}
-        )
+        bound = query.bound(query.request.about(result.query))
+        out.next_page_token = convert.encode_page_token({**bound, "offset": result.next_offset})
     return out

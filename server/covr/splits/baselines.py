@@ -4,7 +4,7 @@ A model that beats these baselines must have used something they cannot see. Eac
 fitted on the split's training examples only and scored on its ``test`` (and ``iid_test``)
 examples, overall and per paper template (docs/splits.md §6, "Shortcut baselines"):
 
-- **MAJ / MAJTEMPL** (paper §4): :class:`covr.splits.evaluate.Baselines`, reused as it is.
+- **MAJ / MAJTEMPL** (paper §4): :class:`Baselines` (``covr evaluate`` reports them too).
 - **text-only** (paper §4, the ``acc_text`` of the generalization score): :class:`NaiveBayes`,
   a multinomial naive Bayes over binary word unigrams and bigrams of the question's text
   (``utterance``), one class per normalized answer, in numpy. Not scikit-learn: ``covr
@@ -47,14 +47,60 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from covr.splits.evaluate import (
-    CHOICE_TEMPLATES,
-    Baselines,
-    _choice_options,
+from covr.scene.program import step_names
+from covr.splits.examples import (
+    ExampleRecord,
     accuracy,
+    atomic_write_text,
+    field_of,
     normalize_answer,
+    template_of,
 )
-from covr.splits.examples import ExampleRecord, atomic_write_text, field_of, template_of
+
+CHOICE_TEMPLATES = frozenset({"ChooseAttr", "ChooseObject", "ChooseRel"})
+CHOICE_OPS = frozenset({"choose_attr", "choose_name", "choose_relation"})
+"""The choice templates and the program operators that name their two options."""
+
+
+def _majority(answers: Iterable[str]) -> str | None:
+    counts = Counter(answers)
+    if not counts:
+        return None
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def choice_options(example: ExampleRecord) -> list[str]:
+    """The two options a choice question names (its last choose step), or none."""
+    program = example.get("program") or []
+    for step in reversed(program):
+        if step["operation"] in CHOICE_OPS:
+            return step_names(step)
+    return []
+
+
+class Baselines:
+    """MAJ and MAJTEMPL fitted on training examples."""
+
+    def __init__(self, train: Sequence[ExampleRecord], seed: int = 0) -> None:
+        self.seed = seed
+        self.majority = _majority(normalize_answer(e["answer"]) for e in train)
+        per_template: defaultdict[str, list[str]] = defaultdict(list)
+        for e in train:
+            per_template[template_of(e)].append(normalize_answer(e["answer"]))
+        self.per_template = {t: _majority(a) for t, a in per_template.items()}
+
+    def maj(self, example: ExampleRecord) -> str | None:
+        return self.majority
+
+    def majtempl(self, example: ExampleRecord) -> str | None:
+        template = template_of(example)
+        if template in CHOICE_TEMPLATES:
+            options = choice_options(example)
+            if len(options) >= 2:
+                rng = random.Random(f"{self.seed}:{example['qid']}")
+                return normalize_answer(options[rng.randrange(2)])
+        return self.per_template.get(template, self.majority)
+
 
 BASELINES = ("maj", "majtempl", "text_only", "image_identity")
 """The report's columns, in the order the markdown table prints them."""
@@ -443,7 +489,7 @@ class ImageIdentityBaseline:
         template = template_of(example)
         options: set[str] | None = None
         if template in CHOICE_TEMPLATES:
-            found = _choice_options(example)
+            found = choice_options(example)
             options = {normalize_answer(o) for o in found} if len(found) >= 2 else None
         if rule == "image_count":
             counts = self.per_count.get((template, len(example["scenes"])))

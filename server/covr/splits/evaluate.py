@@ -16,34 +16,21 @@
 from __future__ import annotations
 
 import json
-import random
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from covr.scene.program import step_names
-from covr.splits.examples import ExampleError, ExampleRecord, is_train, template_of
+from covr.splits.baselines import Baselines
+from covr.splits.examples import (
+    ExampleError,
+    ExampleRecord,
+    accuracy,
+    is_train,
+    normalize_answer,
+    template_of,
+)
 from covr.splits.properties import compute_properties
-
-CHOICE_TEMPLATES = frozenset({"ChooseAttr", "ChooseObject", "ChooseRel"})
-CHOICE_OPS = frozenset({"choose_attr", "choose_name", "choose_relation"})
-
-
-def normalize_answer(value: Any) -> str:
-    """One spelling per answer: booleans as true/false (yes/no accepted), numbers as digits."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else str(value)
-    text = str(value).strip().lower()
-    if text in {"yes", "true"}:
-        return "true"
-    if text in {"no", "false"}:
-        return "false"
-    return text
 
 
 def read_predictions(path: Path) -> dict[str, Any]:
@@ -111,10 +98,6 @@ def read_scores(path: Path, field: str = "easiness") -> dict[str, float]:
     return out
 
 
-def accuracy(correct: Sequence[bool]) -> float | None:
-    return sum(correct) / len(correct) if correct else None
-
-
 def auc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
     """Area under the ROC curve (probability a positive outranks a negative; ties count half)."""
     pairs = sorted(zip(scores, labels, strict=True), key=lambda p: p[0])
@@ -138,45 +121,6 @@ def generalization_score(acc: float, acc_text: float, acc_iid_size: float) -> fl
     """``(acc - acc_text) / (acc_iid_size - acc_text)``; None when the baselines are equal."""
     gap = acc_iid_size - acc_text
     return None if gap == 0 else (acc - acc_text) / gap
-
-
-def _majority(answers: Iterable[str]) -> str | None:
-    counts = Counter(answers)
-    if not counts:
-        return None
-    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-
-
-def _choice_options(example: ExampleRecord) -> list[str]:
-    program = example.get("program") or []
-    for step in reversed(program):
-        if step["operation"] in CHOICE_OPS:
-            return step_names(step)
-    return []
-
-
-class Baselines:
-    """MAJ and MAJTEMPL fitted on training examples."""
-
-    def __init__(self, train: Sequence[ExampleRecord], seed: int = 0) -> None:
-        self.seed = seed
-        self.majority = _majority(normalize_answer(e["answer"]) for e in train)
-        per_template: defaultdict[str, list[str]] = defaultdict(list)
-        for e in train:
-            per_template[template_of(e)].append(normalize_answer(e["answer"]))
-        self.per_template = {t: _majority(a) for t, a in per_template.items()}
-
-    def maj(self, example: ExampleRecord) -> str | None:
-        return self.majority
-
-    def majtempl(self, example: ExampleRecord) -> str | None:
-        template = template_of(example)
-        if template in CHOICE_TEMPLATES:
-            options = _choice_options(example)
-            if len(options) >= 2:
-                rng = random.Random(f"{self.seed}:{example['qid']}")
-                return normalize_answer(options[rng.randrange(2)])
-        return self.per_template.get(template, self.majority)
 
 
 def _group_accuracies(groups: Mapping[str, list[bool]]) -> dict[str, dict[str, Any]]:
@@ -215,7 +159,7 @@ def _text_accuracy(
     if given is not None:
         return given, "given"
     if measure and train:
-        from covr.splits.baselines import text_only_accuracy  # it imports this module
+        from covr.splits.baselines import text_only_accuracy
 
         return text_only_accuracy(train, gold, seed=seed), "measured"
     if measure and iid_size_accuracy is not None:

@@ -253,3 +253,24 @@ def iter_programs(program: Sequence[Step]) -> Iterator[Sequence[Step]]:
         for arg in step.get("arguments", ()):
             if isinstance(arg, list):
                 yield from iter_programs(arg)
+
+
+def normalize_answer(value: Any) -> str:
+    """One spelling per answer: booleans as true/false (yes/no accepted), numbers as digits."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else str(value)
+    text = str(value).strip().lower()
+    if text in {"yes", "true"}:
+        return "true"
+    if text in {"no", "false"}:
+        return "false"
+    return text
+
+
+def accuracy(correct: Sequence[bool]) -> float | None:
+    """The share of ``True`` (None for no example)."""
+    return sum(correct) / len(correct) if correct else None

@@ -1,8 +1,10 @@
 """``covr view``: the local dataset browser (a small threaded HTTP server) and its static copy.
 
-Served on ``COVR_VIEW_HOST:COVR_VIEW_PORT`` (127.0.0.1:8765 by default) with the standard
-library's ``ThreadingHTTPServer``: the pages are rendered on the server (:mod:`covr.view.pages`),
-so nothing is fetched from anywhere else and the browser runs no script. Routes:
+Served on ``COVR_VIEW_HOST:COVR_VIEW_PORT`` (127.0.0.1:8765 by default; another address needs
+``COVR_VIEW_TOKEN`` or ``--insecure``) with the standard library's ``HTTPServer`` and a bounded
+pool of handler threads (:class:`BoundedHTTPServer`): the pages are rendered on the server
+(:mod:`covr.view.pages`), so nothing is fetched from anywhere else and the browser runs no
+script. Routes:
 
 ``/``            the examples list (filters and paging in the query string; ``ds`` picks a file)
 ``/example``     one example drawn (``qid``), with previous/next within the filters
@@ -17,15 +19,22 @@ so nothing is fetched from anywhere else and the browser runs no script. Routes:
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hmac
 import json
+import logging
+import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, overload
 from urllib.parse import parse_qs, urlsplit
 
+from covr.exposure import Door, check_door
 from covr.questions.example import ExampleRecord
 from covr.view.dataset import Dataset, DatasetError, Filters, UnknownExample
 from covr.view.pages import (
@@ -39,6 +48,8 @@ from covr.view.pages import (
     plots_page,
 )
 from covr.view.sources import SceneSource, find_photo
+
+log = logging.getLogger("covr.view")
 
 PlotMaker = Callable[[], list[tuple[str, Path]]]
 
@@ -146,11 +157,11 @@ def iter_examples(dataset: Dataset) -> Iterator[ExampleRecord]:
     if dataset.kind == "parquet":
         import pyarrow.parquet as pq
 
-        from covr.view.dataset import _from_parquet
+        from covr.view.dataset import from_parquet
 
         for batch in pq.ParquetFile(dataset.path).iter_batches(batch_size=5000):
             for record in batch.to_pylist():
-                yield _from_parquet(record)
+                yield from_parquet(record)
         return
     with dataset.path.open(encoding="utf-8") as handle:
         for line in handle:
@@ -291,11 +302,46 @@ class ViewApp:
         return 200, kind, path.read_bytes()
 
 
-def _handler(app: ViewApp) -> type[BaseHTTPRequestHandler]:
+def check_exposure(host: str, token: str, *, insecure: bool, warn: bool = True) -> None:
+    """The project's rule for every port (:func:`covr.exposure.check_door`): an address other
+    machines can reach needs ``COVR_VIEW_TOKEN``, or ``insecure`` (then warned)."""
+    door = Door(
+        what="covr view",
+        host=host,
+        host_variable="COVR_VIEW_HOST",
+        authenticated=bool(token),
+        missing="COVR_VIEW_TOKEN is not set",
+        risk="anyone could browse the examples, scene graphs and photos it serves",
+        remedy="Set COVR_VIEW_TOKEN (the browser asks for it as the password)",
+        insecure_variable="COVR_VIEW_INSECURE=true",
+        open_risk="may browse the examples, scene graphs and photos",
+    )
+    check_door(door, insecure=insecure, log=log if warn else None)
+
+
+def _authorized(header: str, token: str) -> bool:
+    """``Authorization: Bearer TOKEN``, or Basic with TOKEN as the password (any user name)."""
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            value = base64.b64decode(value.strip(), validate=True).decode().partition(":")[2]
+        except (ValueError, UnicodeDecodeError):
+            return False
+    elif scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def _handler(app: ViewApp, token: str, idle_timeout: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "covr-view"
+        timeout = idle_timeout  # per socket operation: a silent or non-reading client is closed
 
         def do_GET(self) -> None:
+            if token and not _authorized(self.headers.get("Authorization", ""), token):
+                body = b"covr view needs COVR_VIEW_TOKEN as the password\n"
+                self._reply(401, "text/plain; charset=utf-8", body, basic=True)
+                return
             parts = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
             try:
@@ -303,10 +349,15 @@ def _handler(app: ViewApp) -> type[BaseHTTPRequestHandler]:
             except Exception as exc:  # one bad request must not stop the server
                 status, kind = 500, "text/plain; charset=utf-8"
                 body = f"internal error: {type(exc).__name__}: {exc}".encode()
+            self._reply(status, kind, body)
+
+        def _reply(self, status: int, kind: str, body: bytes, *, basic: bool = False) -> None:
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            if basic:
+                self.send_header("WWW-Authenticate", 'Basic realm="covr view", charset="UTF-8"')
             self.end_headers()
             self.wfile.write(body)
 
@@ -316,13 +367,94 @@ def _handler(app: ViewApp) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class ViewServer:
-    """The HTTP server around a :class:`ViewApp`; ``port=0`` picks a free port."""
+_BUSY = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\nbusy\n"
+)
 
-    def __init__(self, app: ViewApp, host: str, port: int) -> None:
+
+class BoundedHTTPServer(HTTPServer):
+    """An HTTP server with ``threads`` handler threads (issue 40 row 11: one thread per
+    connection, so 60 half-open connections made 63 threads); up to ``4 * threads`` accepted
+    connections wait for one, a connection beyond that gets 503 at once. A client that leaves
+    (broken pipe, reset, idle timeout) is one debug line, not a traceback on stderr."""
+
+    request_queue_size = 64  # the listen backlog: a browser's burst is not dropped by the kernel
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], *, threads: int
+    ) -> None:
+        super().__init__(address, handler)
+        self._waiting: queue.Queue[tuple[Any, Any] | None] = queue.Queue(maxsize=4 * threads)
+        self.workers = [
+            threading.Thread(target=self._work, name=f"covr-view-{i}", daemon=True)
+            for i in range(threads)
+        ]
+        for worker in self.workers:
+            worker.start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        try:
+            self._waiting.put_nowait((request, client_address))
+        except queue.Full:
+            with contextlib.suppress(OSError):
+                request.settimeout(0.5)
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+
+    def _work(self) -> None:
+        while (item := self._waiting.get()) is not None:
+            request, client_address = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            log.debug("covr view: client %s left (%s)", client_address, type(error).__name__)
+        else:
+            log.error("covr view: error serving %s", client_address, exc_info=True)
+
+    def server_close(self) -> None:
+        super().server_close()
+        while True:  # connections still waiting are closed; the workers stop
+            try:
+                item = self._waiting.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self.shutdown_request(item[0])
+        for _ in self.workers:
+            with contextlib.suppress(queue.Full):
+                self._waiting.put_nowait(None)
+
+
+class ViewServer:
+    """The HTTP server around a :class:`ViewApp`; ``port=0`` picks a free port.
+
+    An address other machines can reach needs ``token`` (asked for as the password) unless
+    ``insecure`` (:func:`check_exposure`); ``threads`` handle connections, each closed after
+    ``idle_timeout`` seconds without progress."""
+
+    def __init__(
+        self,
+        app: ViewApp,
+        host: str,
+        port: int,
+        *,
+        token: str = "",
+        insecure: bool = False,
+        threads: int = 16,
+        idle_timeout: float = 20.0,
+    ) -> None:
+        check_exposure(host, token, insecure=insecure)
         self.app = app
-        self.httpd = ThreadingHTTPServer((host, port), _handler(app))
-        self.httpd.daemon_threads = True
+        handler = _handler(app, token, idle_timeout)
+        self.httpd = BoundedHTTPServer((host, port), handler, threads=threads)
         self._thread: threading.Thread | None = None
 
     @property

@@ -507,12 +507,12 @@ class Dataset:
                     records = parquet.read_row_group(group).to_pylist()
                     cached = (group, records)
                     self._parquet_cache = cached
-                return _from_parquet(cached[1][number - start])
+                return from_parquet(cached[1][number - start])
             start += size
         raise DatasetError(self.path, number + 1, "row is gone; restart to re-index")
 
 
-def _from_parquet(record: dict[str, Any]) -> ExampleRecord:
+def from_parquet(record: dict[str, Any]) -> ExampleRecord:
     """A Parquet row back in the JSONL shape (nested columns are JSON text there)."""
     out = dict(record)
     for key in ("program", "subgraphs", "signatures"):

@@ -21,8 +21,7 @@ from typer.testing import CliRunner
 from covr.cli.main import app
 from covr.splits.baselines import TextOnlyBaseline
 from covr.splits.builders import read_manifest
-from covr.splits.evaluate import normalize_answer
-from covr.splits.examples import read_examples
+from covr.splits.examples import normalize_answer, read_examples
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -209,17 +209,18 @@ def test_lookups_answered_without_the_store_are_the_stores_answers(
     provider = StoreRelated(lookup, {"val": [s.image_id for s in scenes]})
     searched = 0
     search = lookup.related
+    find = lookup.find  # what the provider calls (one RelatedRequest per lookup)
 
     def counted(*args: Any, **kwargs: Any) -> RelatedResult:
         nonlocal searched
         searched += 1
-        result = search(*args, **kwargs)
+        result = find(*args, **kwargs)
         if result.reached is not None:  # every match it returned is among those it reached
             found = {*result.positives, *(d.image_id for d in result.distractors)}
             assert found <= result.reached
         return result
 
-    lookup.related = counted  # type: ignore[method-assign]
+    lookup.find = counted  # type: ignore[method-assign]
     asked = answered = 0
     for scene in scenes[:8]:
         provider.refresh()

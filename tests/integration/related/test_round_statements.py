@@ -23,7 +23,9 @@ from covr.graph import GraphStore
 from covr.graph.neo4j_batch import coalesce
 from covr.graph.store import as_statement
 from covr.related import search
+from covr.related.direct import DirectMatches
 from covr.related.lookup import RelatedLookup
+from covr.related.states import SigState
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
@@ -56,7 +58,7 @@ class Sent:
 def counting(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sent]:
     sent = Sent()
     real_read, real_many = store.read, store.read_many
-    real_round, real_direct = search.Search._round, search.Search._go_direct
+    real_round, real_direct = search.Search._round, DirectMatches.switch
     real_relaxed = search.Search._relaxed_images
     inside = [False]
 
@@ -81,7 +83,7 @@ def counting(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sen
         sent.rounds += int(ran)
         return ran
 
-    def go_direct(self: search.Search, states: list[search.SigState]) -> None:
+    def go_direct(self: DirectMatches, states: list[SigState]) -> None:
         sent.directs += int(bool(states))
         real_direct(self, states)
 
@@ -93,7 +95,7 @@ def counting(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sen
         patch.setattr(store, "read", read)
         patch.setattr(store, "read_many", read_many)
         patch.setattr(search.Search, "_round", round_)
-        patch.setattr(search.Search, "_go_direct", go_direct)
+        patch.setattr(DirectMatches, "switch", go_direct)
         patch.setattr(search.Search, "_relaxed_images", relaxed_images)
         yield sent
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import urllib.error
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,23 @@ def test_metrics_bind_loopback_and_can_require_the_token(server: TestServer) -> 
         right = urllib.request.Request(url, headers={"Authorization": "Bearer scrape-secret"})
         body = urllib.request.urlopen(right, timeout=5).read().decode()
         assert "covr_grpc_requests" in body
+
+
+def test_open_metrics_without_auth_are_refused(server: TestServer) -> None:
+    """Issue 40 row 5: metrics on 0.0.0.0 were served to anyone, with or without
+    COVR_SERVICE_METRICS_AUTH; now the server does not start, naming the setting."""
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({}, "COVR_SERVICE_METRICS_HOST: 0.0.0.0 is reachable"),
+        ({"service_metrics_auth": True}, "COVR_SERVICE_METRICS_AUTH: is true but"),
+    ]
+    for values, words in cases:
+        with (
+            pytest.raises(ServiceConfigError, match=words),
+            running_server(
+                store=server.store,
+                service_metrics_port=_free_port(),
+                service_metrics_host="0.0.0.0",
+                **values,
+            ),
+        ):
+            pass

@@ -64,3 +64,20 @@ def test_a_split_name_is_limited_and_printable(client: Client, split: str, words
     assert words in result.problems[0].message
     assert result.problems[0].field == "scene_graphs[0].split"
     assert all(d.split != split for d in client.statistics().datasets)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_extra_is_refused_per_record(client: Client, value: float) -> None:
+    """Issue 40 row 10: ``inf`` in extras was stored as ±1.797e308 and ``NaN`` failed the whole
+    stream; now the one record is a problem naming the RPC field, the others are written."""
+    bad = SceneGraph("svc", "extra-bad", "val", objects=(Object("1", "man"),), extras={"x": value})
+    good = SceneGraph("svc", "extra-good", "val", objects=(Object("1", "man"),), extras={"x": 1.5})
+    result = client.import_scene_graphs([bad, good])
+    assert (result.written, result.skipped) == (1, 1)
+    assert result.problems[0].field == "scene_graphs[0].extras['x']"
+    assert "finite" in result.problems[0].message
+    with pytest.raises(NotFoundError):
+        client.get_scene_graph("svc:extra-bad")
+    assert client.get_scene_graph("svc:extra-good").extras == {"x": 1.5}
+    with pytest.raises(Exception, match="strict import: 1 bad scene graph"):
+        client.import_scene_graphs([bad, good], strict=True)

@@ -22,6 +22,8 @@ import pytest
 
 from covr.graph import GraphStore
 from covr.related import search
+from covr.related.direct import DirectMatches
+from covr.related.states import SigState
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.service.deadline import DeadlineStore
@@ -73,8 +75,8 @@ def asking(
     """Count the reads asked of ``view`` and the lookup's rounds (``Search._round``) and direct
     matches, and the calls that reached ``recorder`` during the rounds."""
     asked = Asked()
-    real_read, real_many = view.read, view.read_many
-    real_round, real_direct = search.Search._round, search.Search._go_direct
+    real_read, real_many, real_store_round = view.read, view.read_many, view.read_round
+    real_round, real_direct = search.Search._round, DirectMatches.switch
 
     def read(query: Any, params: Any = None, **kw: Any) -> Any:
         asked.calls.append(("read", 1))
@@ -84,6 +86,11 @@ def asking(
         batch = list(statements)
         asked.calls.append(("read_many", len(batch)))
         return real_many(batch, **kw)
+
+    def read_round(statements: Any, **kw: Any) -> Any:
+        batch = list(statements)
+        asked.calls.append(("read_round", len(batch)))
+        return real_store_round(batch, **kw)
 
     def round_(self: search.Search) -> bool:
         before = len(recorder.calls)
@@ -97,15 +104,16 @@ def asking(
         )
         return ran
 
-    def go_direct(self: search.Search, states: list[search.SigState]) -> None:
+    def go_direct(self: DirectMatches, states: list[SigState]) -> None:
         asked.directs += int(bool(states))
         real_direct(self, states)
 
     with monkeypatch.context() as patch:
         patch.setattr(view, "read", read)
         patch.setattr(view, "read_many", read_many)
+        patch.setattr(view, "read_round", read_round)
         patch.setattr(search.Search, "_round", round_)
-        patch.setattr(search.Search, "_go_direct", go_direct)
+        patch.setattr(DirectMatches, "switch", go_direct)
         yield asked
 
 
@@ -113,12 +121,13 @@ def test_a_lookup_round_reaches_the_store_as_one_read_many(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """FindRelatedImages through the service: every read the lookup asks of the service's
-    store reaches the store as the same call (a ``read_many`` stays one ``read_many``); on
-    Neo4j, where a lookup batches, a round and a direct match are one transaction each.
+    store reaches the store as the same call (a ``read_round`` stays one ``read_round``, which
+    the backend reads its own way: one ``UNION ALL`` on FalkorDB; on Neo4j a round and a
+    direct match are one statement or transaction each).
 
     ``COVR_RELATED_DIRECT_MIN_POOL=0`` lets a direct match start over this small store, so
-    that a round matches several anchors in one ``read_many`` (measured before the fix: its
-    2 statements reached Neo4j as 2 reads)."""
+    that a round matches several anchors in one ``read_round`` (measured before the
+    ``read_many`` fix: its 2 statements reached Neo4j as 2 reads)."""
     scenes = list(synthetic.generate(150, seed=9, split="val"))
     put(store, scenes)
     keys = subjects(scenes, 2)
@@ -137,14 +146,14 @@ def test_a_lookup_round_reaches_the_store_as_one_read_many(
     reached = [
         (call.method, len(call.statements))
         for call in recorder.calls
-        if call.method in ("read", "read_many")
+        if call.method in ("read", "read_many", "read_round")
     ]
     assert asked.rounds >= len(keys), vars(asked)
     assert reached == asked.calls  # nothing split, merged or dropped on the way
+    rounds = [n for method, n in asked.calls if method == "read_round"]
+    assert any(n >= 2 for n in rounds), asked.calls  # else this shows no round of several
+    assert len(recorder.of("read_round")) == len(rounds)
     if store.backend.dialect == "neo4j":
-        batches = [n for method, n in asked.calls if method == "read_many"]
-        assert any(n >= 2 for n in batches), asked.calls  # else this shows no batching
-        assert len(recorder.of("read_many")) == len(batches)
         # one statement per round (its exclusion check inside) and one batch per direct match
         assert asked.in_rounds <= asked.rounds + asked.directs, vars(asked)
 

@@ -21,11 +21,11 @@ from typing import Any, get_type_hints
 
 import pytest
 
+from covr.graph.backends import Backend
 from covr.graph.errors import QueryTimeout
 from covr.graph.forwarding import ForwardingStore
-from covr.graph.store import GraphStore, WriteSummary
+from covr.graph.store import GraphStore, RoundCheck, WriteSummary
 from covr.service.deadline import DeadlineStore
-from covr.settings import Backend
 from tests.support.recording_store import RecordingStore
 
 pytestmark = pytest.mark.unit
@@ -72,6 +72,7 @@ SAMPLE_ARGUMENTS: dict[str, Any] = {
     "on_batch": None,
     "present": ["gqa:1"],
     "create": {"ids": ["gqa:1"]},
+    "check": RoundCheck(lambda: ("RETURN $ids AS x", {"ids": []}), ids="ids", among=["1"]),
 }
 """An argument for each parameter name of the store methods."""
 
@@ -145,7 +146,8 @@ def _subclasses(cls: type[GraphStore]) -> Iterator[type[GraphStore]]:
 
 def test_the_store_methods_are_found() -> None:
     """The introspection sees the methods issue 38 lost (a guard on the listing itself)."""
-    assert {"read", "read_many", "write", "forget_plans", "replace_images"} <= set(STORE_METHODS)
+    found = set(STORE_METHODS)
+    assert {"read", "read_many", "read_round", "write", "forget_plans", "replace_images"} <= found
 
 
 def test_forwarding_store_defines_every_store_method_itself() -> None:

@@ -103,6 +103,8 @@ def test_natural_key_orders_numbers_numerically() -> None:
         ),
         ({"extras": {"id": "x"}}, "extras.id"),
         ({"width": float("nan")}, "width"),
+        ({"extras": {"score": float("inf")}}, "extras.score"),  # issue 40: stored as 1.8e308
+        ({"extras": {"score": float("nan")}}, "extras.score"),
         ({"source": "Bad Source"}, "source"),
     ],
 )

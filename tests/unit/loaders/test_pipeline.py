@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from covr.cli import data
+from covr.graph.backends import Backend
 from covr.graph.store import GraphStore, Health, IndexState, WriteSummary
-from covr.settings import Backend, Settings
+from covr.settings import Settings
 from covr_loaders import synthetic, synthetic_words
 from covr_loaders.checkpoint import Checkpoint
 from covr_loaders.errors import LoadFailed
@@ -224,7 +225,7 @@ def test_a_failing_reader_process_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from covr_loaders import writer
-    from covr_loaders.read_side import ReaderFailed
+    from covr_loaders.writer import ReaderFailed
 
     path = tmp_path / "val_sceneGraphs.json"
     path.write_text((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
@@ -245,7 +246,7 @@ def test_prerendered_parameters_render_like_late_ones() -> None:
     from covr_loaders.writer import Batch
 
     graphs = list(synthetic.generate(5, seed=8))
-    late, early = Batch.of(0, graphs), Batch.of(0, graphs, rendered=True)
+    late, early = Batch.of(0, graphs), Batch.of(0, graphs, prepare=prerender)
     assert isinstance(early.objects, Rendered)
     travelled = pickle.loads(pickle.dumps(early))  # how batches leave the reader process
     assert render_prefix(travelled.create_params()) == render_prefix(late.create_params())

@@ -84,3 +84,43 @@ def test_tls_files_are_checked_and_named(tmp_path: Path) -> None:
             tls_files(settings(**values))
         assert bad.value.field == variable
         assert message in bad.value.message
+
+
+def test_metrics_follow_the_same_rule_naming_their_settings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 40 rows 4-5: ``COVR_SERVICE_METRICS_HOST=0.0.0.0`` served every scrape without a
+    word, and ``COVR_SERVICE_METRICS_AUTH=true`` without a token checked nothing."""
+    on = {"service_metrics_port": 9100}
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({"service_metrics_host": "0.0.0.0"}, "COVR_SERVICE_METRICS_HOST", "METRICS_AUTH"),
+        (
+            {"service_metrics_host": "0.0.0.0", "service_metrics_auth": True},
+            "COVR_SERVICE_METRICS_AUTH",
+            "COVR_SERVICE_TOKEN is not set",
+        ),
+        ({"service_metrics_auth": True}, "COVR_SERVICE_METRICS_AUTH", "COVR_SERVICE_TOKEN"),
+        (
+            {"service_metrics_host": "0.0.0.0", "service_token": "t"},
+            "COVR_SERVICE_METRICS_HOST",
+            "COVR_SERVICE_METRICS_AUTH is not true",
+        ),
+    ]
+    for values, variable, words in cases:
+        with pytest.raises(ServiceConfigError) as refused:
+            check_exposure(settings(**on, **values))
+        assert refused.value.field == variable
+        assert words in refused.value.message
+    # off, loopback, authenticated or --insecure: served (the last two warned)
+    check_exposure(settings(service_metrics_host="0.0.0.0"))
+    check_exposure(settings(**on))
+    with caplog.at_level(logging.WARNING, logger="covr.service"):
+        check_exposure(
+            settings(
+                **on, service_metrics_host="0.0.0.0", service_metrics_auth=True, service_token="t"
+            )
+        )
+        check_exposure(settings(**on, service_metrics_host="0.0.0.0"), insecure=True)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("/metrics on 0.0.0.0 with a token but without TLS" in m for m in messages)
+    assert any(m.startswith("INSECURE: /metrics on 0.0.0.0") for m in messages)

@@ -25,8 +25,8 @@ from covr.scene.program import (
     program_names,
     structure_key,
 )
+from covr.splits.baselines import Baselines
 from covr.splits.builders import program_split
-from covr.splits.evaluate import Baselines
 from covr.splits.local_structures import program_tree
 from covr.splits.properties import compute_properties
 from covr.splits.vocab import attribute_type_names

@@ -13,6 +13,7 @@ import pytest
 
 from covr.splits.baselines import (
     BaselineError,
+    Baselines,
     ImageIdentityBaseline,
     NaiveBayes,
     TextOnlyBaseline,
@@ -22,7 +23,7 @@ from covr.splits.baselines import (
     markdown_report,
     text_features,
 )
-from covr.splits.evaluate import Baselines, evaluate
+from covr.splits.evaluate import evaluate
 from tests.unit.splits.programs import example
 
 pytestmark = pytest.mark.unit

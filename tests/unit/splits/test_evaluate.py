@@ -12,10 +12,9 @@ from covr.splits.evaluate import (
     auc,
     evaluate,
     generalization_score,
-    normalize_answer,
     read_predictions,
 )
-from covr.splits.examples import ExampleError
+from covr.splits.examples import ExampleError, normalize_answer
 from tests.unit.splits.programs import example
 
 pytestmark = pytest.mark.unit
