@@ -283,7 +283,7 @@ def test_browse_filter_open_and_check_the_drawing(
     viewer: str, browser: Any, examples_file: Path
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     examples = _examples(examples_file)
     scenes = _scenes()
@@ -341,6 +341,11 @@ def test_browse_filter_open_and_check_the_drawing(
     # full-text search on the question
     word = re.findall(r"[a-z]+", chosen["utterance"].lower())[-1]
     browser.get(viewer)
+    # a loaded machine can still be replacing the document when get returns: act on the page
+    # only once it is complete (a click on a node of the old one failed once under load)
+    WebDriverWait(browser, 30).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )
     box = browser.find_element(By.ID, "f-text")
     box.send_keys(word)
     _click_and_wait(browser, browser.find_element(By.ID, "apply"))
