@@ -322,16 +322,19 @@ class ImageGenerator:
     def _answer(
         self, instance: Instance, images: list[str], worlds: dict[tuple[str, ...], World]
     ) -> Any:
-        if self._ambiguous(instance, images):
+        # the names the program looks for, read once for the checks below (each ran its own
+        # walk of the program for every image set tried)
+        queried = frozenset(queried_names(instance.program))
+        if self._ambiguous(queried, images):
             self.failures["coreferent-name"] += 1
             return None
-        if self._unannotated(instance, images):
+        if self._unannotated(queried, images):
             self.failures["presence-unannotated"] += 1
             return None
-        if self._twice_annotated(instance, images):
+        if self._twice_annotated(queried, images):
             self.failures["nested-duplicate"] += 1
             return None
-        if self._part_unannotated(instance, images):
+        if self._part_unannotated(queried, images):
             self.failures["part-unannotated"] += 1
             return None
         if self._attribute_unknown(instance, images):
@@ -362,32 +365,30 @@ class ImageGenerator:
 
     # -- rules ---------------------------------------------------------------------------------
 
-    def _ambiguous(self, instance: Instance, images: list[str]) -> bool:
+    def _ambiguous(self, queried: frozenset[str], images: list[str]) -> bool:
         """Whether an image holds a name co-referring with one the program looks for ("person"
         beside "man"): the answer would depend on the reader's reading, so this image set is
         not used for the example (:mod:`covr.questions.names`)."""
-        queried = frozenset(queried_names(instance.program))
         return any(holds_coreferent(queried, self._image_names(i)) for i in images)
 
-    def _unannotated(self, instance: Instance, images: list[str]) -> bool:
+    def _unannotated(self, queried: frozenset[str], images: list[str]) -> bool:
         """Whether a shown image probably holds an object the program looks for although its
         scene graph does not name one (the presence model; paper App. B, issue 37 item 2): a
         person's ears, an animal's neck. The image would flip a count or an existence, so this
         image set is not used for the example. On 100 real GQA images 5.6 % of the examples
         asked about a body part that a shown person or animal had unannotated."""
-        queried = queried_names(instance.program)
         return any(
             name not in self._image_names(image) and self.provider.unannotated(name, image)
             for image in images
             for name in queried
         )
 
-    def _part_unannotated(self, instance: Instance, images: list[str]) -> bool:
+    def _part_unannotated(self, queried: frozenset[str], images: list[str]) -> bool:
         """Whether a shown image has a whole of a part the program looks for, without that
         part annotated (a bicycle without its tires, :mod:`covr.questions.part_whole`): the
         image would flip a count or an existence of the part (issue 36 audit: "exactly 1
         tire" from an image of five cyclists where only a car's tire was annotated)."""
-        for name in queried_names(instance.program):
+        for name in queried:
             wholes = wholes_of(noun_key(name))
             if not wholes:
                 continue
@@ -397,11 +398,11 @@ class ImageGenerator:
                     return True
         return False
 
-    def _twice_annotated(self, instance: Instance, images: list[str]) -> bool:
+    def _twice_annotated(self, queried: frozenset[str], images: list[str]) -> bool:
         """Whether a shown image has two objects of a name the program looks for, one box
         (almost) inside the other: most likely one thing annotated twice, which a count would
         take for two (issue 36 audit: "How many desks? 4" from two nested desk boxes)."""
-        key = (tuple(sorted(queried_names(instance.program))), tuple(images))
+        key = (tuple(sorted(queried)), tuple(images))
         found = self._twice.get(key)
         if found is None:
             names = set(key[0])
