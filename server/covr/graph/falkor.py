@@ -45,13 +45,19 @@ SNAPSHOT_REWRITE_TIMEOUT_S = 1800.0
 """How long a snapshot waits for the append-only file rewrite (minutes at 1x GQA at most)."""
 
 # Identifiers for GRAPH.CONSTRAINT (not Cypher, so it cannot live in cypher/): a fixed allowlist.
-UNIQUE_KEYS: tuple[tuple[str, str], ...] = (
-    ("Image", "id"),
+UNIQUE_KEYS: tuple[tuple[str, str], ...] = (("Image", "id"), ("Meta", "key"))
+"""What FalkorDB holds unique. The derived keys of objects, relations and rel-mods are unique by
+construction (an image id, which this constraint holds unique, joined to an id that may not
+contain the separator: ``covr.scene.limits``), and an atomic replacement stages the new version
+with its keys beside the stored one (``GraphStore.replace_images``): a store constraint on
+them would make the switch set every key afresh, which cost a re-load 24 % of its throughput
+(docs/notes/2026-12-07-dataset-and-replacement.md)."""
+DROPPED_UNIQUE_KEYS: tuple[tuple[str, str], ...] = (
     ("Object", "key"),
     ("Relation", "key"),
     ("RelMod", "key"),
-    ("Meta", "key"),
 )
+"""Constraints that stores made before that change hold; ``apply_schema`` drops them."""
 
 
 def plain(value: Any) -> Any:
@@ -309,6 +315,7 @@ class FalkorStore(GraphStore):
                     f"indexes not usable after {self.settings.index_wait_s}s: {pending}"
                 )
             time.sleep(0.05)
+        self._drop_old_constraints()
         for label, prop in UNIQUE_KEYS:
             try:
                 self.command(
@@ -321,6 +328,19 @@ class FalkorStore(GraphStore):
         self._wait_constraints()
         self.write(catalog.get("schema/set_version"), {"key": "schema", "version": SCHEMA_VERSION})
         return states
+
+    def _drop_old_constraints(self) -> None:
+        """Drop the unique constraints of :data:`DROPPED_UNIQUE_KEYS` that a store still holds."""
+        held = {
+            (row["label"], tuple(row["properties"]))
+            for row in self.read(catalog.get("admin/falkordb/constraint_states"))
+        }
+        for label, prop in DROPPED_UNIQUE_KEYS:
+            if (label, (prop,)) in held:
+                self.command(
+                    "GRAPH.CONSTRAINT", "DROP", self.graph_name, "UNIQUE", "NODE", label,
+                    "PROPERTIES", "1", prop,
+                )  # fmt: skip
 
     def _wait_constraints(self) -> None:
         deadline = time.monotonic() + self.settings.index_wait_s

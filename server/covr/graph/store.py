@@ -242,9 +242,11 @@ class GraphStore(ABC):
 
         This default needs nothing but single statements that apply whole, which every backend
         has: the images not yet stored are created as usual; the new versions of ``present`` are
-        staged under an image node no reader matches, without keys yet
-        (``load/stage_images``); one statement then deletes each old version, gives the staged
-        nodes their final keys and relabels the staged image (``load/switch_images``). FalkorDB
+        staged under an image node no reader matches (``load/stage_images``); one statement
+        then deletes each old version and relabels the staged image (``load/switch_images``).
+        The staged nodes carry their final keys from the start, beside the stored version's
+        equal keys: keys are unique by construction (``covr.scene.limits``), so a backend that
+        runs this default holds no store constraint on them. FalkorDB
         has no multi-statement transaction, and its roll-back of a failed statement that deletes
         and then *creates* is wrong (tests/integration/parity/test_portable_notes.py), which is
         why the new version is created before the switch and the switch creates nothing. A
@@ -261,8 +263,7 @@ class GraphStore(ABC):
         try:
             total.add(self.write(catalog.get("load/stage_images"), staged, timeout=timeout))
             switch = catalog.get("load/switch_images")
-            keys = {"sep": create["sep"], "relation_sep": create["relation_sep"]}
-            total.add(self.write(switch, {"stage": stage, **keys}, timeout=timeout))
+            total.add(self.write(switch, {"stage": stage}, timeout=timeout))
         except Exception:
             # the stored versions are untouched; what was staged is invisible garbage, dropped
             # here when the store still answers (else by a later replacement, by its age)

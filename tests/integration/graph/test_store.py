@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from covr.graph import SCHEMA_VERSION, GraphStore, QueryError, catalog
+from covr.graph.falkor import DROPPED_UNIQUE_KEYS, FalkorStore
 from covr.graph.report import store_stats
 
 
@@ -98,6 +99,30 @@ def test_unique_keys_are_enforced(store: GraphStore) -> None:
     store.write("CREATE (:Image {id: $id})", {"id": "gqa:1"})
     with pytest.raises(QueryError, match="unique constraint"):
         store.write("CREATE (:Image {id: $id})", {"id": "gqa:1"})
+
+
+def test_a_store_made_with_constraints_on_derived_keys_loses_them(store: GraphStore) -> None:
+    """Stores made before the atomic replacement's speed-up hold unique constraints on
+    ``Object.key``, ``Relation.key`` and ``RelMod.key``; ``apply_schema`` drops them (the
+    staged version of an image carries the stored version's keys until the switch), and
+    keeps ``Image.id`` unique, which makes the derived keys unique by construction."""
+    if not isinstance(store, FalkorStore):
+        pytest.skip("Neo4j replaces in one transaction and keeps every key constraint")
+    for label, prop in DROPPED_UNIQUE_KEYS:
+        store.command(
+            "GRAPH.CONSTRAINT", "CREATE", store.graph_name, "UNIQUE", "NODE", label,
+            "PROPERTIES", "1", prop,
+        )  # fmt: skip
+    store.apply_schema()
+    held = {
+        (row["label"], tuple(row["properties"]))
+        for row in store.read(catalog.get("admin/falkordb/constraint_states"))
+    }
+    assert held == {("Image", ("id",)), ("Meta", ("key",))}
+    store.apply_schema()  # idempotent once dropped
+    store.write("CREATE (:Object {key: $k}), (:Object {key: $k})", {"k": "gqa:1:1"})
+    with pytest.raises(QueryError, match="unique constraint"):
+        store.write("CREATE (:Image {id: $id}), (:Image {id: $id})", {"id": "gqa:1"})
 
 
 def test_stats_per_source_and_split(store: GraphStore) -> None:

@@ -281,6 +281,8 @@ def test_staged_images_left_by_a_killed_replacement_are_invisible_and_dropped_la
 ) -> None:
     """What a killed replacement staged is matched by no reader, and the next replacement
     drops it once it is older than an hour."""
+    if type(store).replace_images is not GraphStore.replace_images:
+        pytest.skip("this backend replaces in one transaction and stages nothing")
     graphs = list(synthetic.generate(4, seed=43, split="val"))
     write_batch(store, Batch.of(0, graphs))
     renamed = _versions(graphs, "z")
