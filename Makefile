@@ -12,6 +12,10 @@ PY_STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 NODE_STAMP := tools/cypher-lint/node_modules/.installed
 NEO4J_STAMP := server/neo4j-launcher/target/.built
+# pip-audit lives in a venv of its own: its dependencies are not the project's, and are not audited.
+AUDIT_VENV ?= .venv-audit
+AUDIT_STAMP := $(AUDIT_VENV)/.installed
+PIP_AUDIT_VERSION ?= 2.10.1
 # `make run` installs only what running needs (no dev or training extras, no Node/Java) and
 # builds the managed Neo4j only when it is the chosen store.
 RUN_DEPS := $(RUN_STAMP) $(if $(filter neo4j,$(COVR_GRAPH_BACKEND)),$(NEO4J_STAMP))
@@ -31,7 +35,7 @@ BENCH_LOGS ?= /tmp/covr-bench-quick/logs
 # is filtered; any other backend warning still prints.
 EDITABLE_QUIET := PYTHONWARNINGS='ignore:Editable installation:UserWarning:setuptools.command.editable_wheel'
 
-.PHONY: help setup run test lint format typecheck unit integration e2e bench clean proto models
+.PHONY: help setup run test lint format typecheck audit unit integration e2e bench clean proto models
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -65,7 +69,7 @@ $(NEO4J_STAMP): server/neo4j-launcher/pom.xml server/neo4j-launcher/src/main/jav
 run: $(RUN_DEPS) ## the main job on the embedded default: start store, schema, sample data, print stats
 	$(BIN)/covr quickstart
 
-test: setup lint typecheck ## everything CI checks: ruff, mypy, unit, integration and e2e on FalkorDB and the managed Neo4j
+test: setup lint typecheck audit ## everything CI checks: ruff, mypy, pip-audit, unit, integration and e2e on FalkorDB and the managed Neo4j
 	$(BIN)/pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=25 $(PYTEST_ARGS)
 
 lint: setup ## ruff check, format check, and the size review (modules over 600 lines, functions over 80, with their reasons)
@@ -79,6 +83,14 @@ format: setup ## apply ruff fixes and formatting
 
 typecheck: setup ## mypy --strict on our packages (generated stubs excluded)
 	$(BIN)/mypy
+
+$(AUDIT_STAMP):
+	$(PYTHON) -m venv $(AUDIT_VENV)
+	$(AUDIT_VENV)/bin/python -m pip install --quiet pip-audit==$(PIP_AUDIT_VERSION)
+	touch $@
+
+audit: $(PY_STAMP) $(AUDIT_STAMP) ## pip-audit of .venv; says "could not audit N packages" when its service gives no answer
+	$(BIN)/python tools/audit_deps.py --pip-audit $(AUDIT_VENV)/bin/pip-audit
 
 unit: setup ## the unit tier: tests/unit but its slow tests (each under 5 s, no servers or sockets)
 	$(BIN)/pytest -m unit $(PYTEST_ARGS)
@@ -108,4 +120,4 @@ proto: setup ## regenerate the gRPC stubs of proto/covr/v1: the server's (server
 	$(BIN)/python scripts/gen_proto.py
 
 clean: ## remove the virtual environment and node modules (not your data)
-	rm -rf $(VENV) tools/cypher-lint/node_modules server/neo4j-launcher/target .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(AUDIT_VENV) tools/cypher-lint/node_modules server/neo4j-launcher/target .mypy_cache .ruff_cache .pytest_cache

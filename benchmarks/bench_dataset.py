@@ -45,6 +45,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.*`` importab
 
 from benchmarks.bench_questions import REFERENCE_Q_PER_CPU_S, cli_run, run_covr
 from benchmarks.harness import parse_args, quick_path, write_json
+from covr.jsonlines import json_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_GQA = ROOT.parent / "shared/data/real/gqa/train_sceneGraphs.first100.json"
@@ -99,7 +100,7 @@ def figures(examples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line.value for line in json_lines(path)]
 
 
 def main() -> None:

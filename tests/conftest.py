@@ -90,8 +90,36 @@ class _SlowFilesFirst:
         items.sort(key=_slow_rank)  # stable: each file's own order, and the others', is kept
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own: the tmp_path factory exists
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_SlowFilesFirst(), "covr-slow-files-first")
+    _track_servers(config)
+
+
+def _track_servers(config: pytest.Config) -> None:
+    """Every server this session starts goes in its registry (tests/support/server_registry.py),
+    a SIGTERM or SIGINT stops them, and what a killed earlier run left is stopped now."""
+    from tests.support import server_registry
+
+    server_registry.begin_session()
+    server_registry.install_launch_recorder()
+    server_registry.install_signal_handlers(lambda message: _say(message, config))
+    if server_registry.is_session_owner():
+        factory = getattr(config, "_tmp_path_factory", None)  # pytest's tmp_path_factory
+        if factory is not None:
+            server_registry.note_basetemp(factory.getbasetemp())
+        left = server_registry.sweep_dead_sessions()
+        if left:
+            _say("stopped servers that a killed test run left: " + ", ".join(left))
+
+
+def _say(message: str, config: pytest.Config | None = None) -> None:
+    """A line on the terminal's stderr, even from inside a test whose output pytest captures."""
+    capture = config.pluginmanager.getplugin("capturemanager") if config is not None else None
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -157,15 +185,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop the shared Neo4j, then any server a test left running (tests/support/server_sweep.py)."""
+    """Stop the shared Neo4j, then any server a test left running: those of the session's
+    registry (tests/support/server_registry.py), wherever they live, and those under the base
+    temporary directory (tests/support/server_sweep.py)."""
+    from tests.support.server_registry import end_session
     from tests.support.server_sweep import stop_leftover_servers
     from tests.support.shared_neo4j import SHARED
 
     SHARED.close()
     factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's tmp_path_factory
-    if factory is None:
-        return
-    stopped = stop_leftover_servers(factory.getbasetemp())
+    stopped = stop_leftover_servers(factory.getbasetemp()) if factory is not None else []
+    stopped += end_session()
     if stopped:  # a test or fixture did not clean up: say so, it is a bug to fix there
         message = "stopped servers that tests left running: " + ", ".join(stopped)
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -31,13 +31,12 @@ REVIEWED: dict[str, str] = {
     "export, stats) with the reports they share; generate's Ray path is here too, beside the "
     "checks, options and reports it shares with the single-process run (it had been a wrapper "
     "in cli/scale.py that rewrote the command's signature, for the size limit: issue 38)",
+    "server/covr/cli/view.py::view": "a typer command: 11 flags with their help text are half "
+    "of it; the body checks exposure before indexing anything, opens the inputs and hands off "
+    "to the static writer or the server",
     "server/covr/cli/questions.py::generate": "a typer command: its length is one declaration "
     "with help text per flag (19 of them, --ray/--shards/--resume included); the body only "
     "checks flag combinations and hands off to the Ray run, the store run or the memory run",
-    "server/covr/questions/word_knowledge.py": "the three reviewed word-knowledge files' reader "
-    "(the rules generation applies, ~340 lines) and the command that derives them from the real "
-    "samples and WordNet (~540 lines): one rule, its data source and its review lists read in "
-    "one place, as mass_nouns.py does for its list",
     "server/covr/cli/splits.py": "the splits room's commands (properties, the split builders, "
     "correlate, easiness, evaluate, baselines) with the one bad-input handler and example "
     "reader they share; baselines and correlate had been put in modules of their own only for "

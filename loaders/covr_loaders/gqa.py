@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from covr.scene.model import Box, Object, Relation, SceneGraph
+from covr.scene.model import Box, Object, Relation, SceneGraph, to_gqa_dict
 from covr_loaders.errors import REST_OF_FILE, Problem, RecordError
 from covr_loaders.fields import (
     as_id,
@@ -153,26 +153,6 @@ def read(
 
 
 def to_record(graph: SceneGraph) -> tuple[str, Mapping[str, Any]]:
-    """A scene graph in GQA's file format (the synthetic generator and tests write with it)."""
-    objects: dict[str, Any] = {}
-    for obj in graph.objects:
-        box = obj.box or Box(0, 0, 0, 0)
-        objects[obj.id] = {
-            "name": obj.name,
-            "x": box.x,
-            "y": box.y,
-            "w": box.w,
-            "h": box.h,
-            "attributes": list(obj.attributes),
-            "relations": [],
-        }
-    for rel in graph.relations:
-        objects[rel.subject]["relations"].append({"name": rel.name, "object": rel.object})
-    record: dict[str, Any] = {}
-    if graph.width is not None:
-        record["width"] = graph.width
-    if graph.height is not None:
-        record["height"] = graph.height
-    record.update(graph.extras)
-    record["objects"] = objects
-    return graph.original_id, record
+    """A scene graph in GQA's file format, with its key (the synthetic generator and tests write
+    with it): :func:`covr.scene.model.to_gqa_dict`'s file form, which :func:`convert` reads."""
+    return graph.original_id, to_gqa_dict(graph, for_file=True)

@@ -8,6 +8,11 @@ wrong; the same image id twice keeps the first copy; writing uses the batch writ
 (all-or-nothing per batch, stored images replaced atomically), so importing the same scene graphs
 again leaves the store unchanged; the name statistics the related-image lookups anchor on are
 refreshed after anything was written (as at the end of every load, docs/related.md §2).
+
+Memory is bounded in bytes as well as in scene graphs (issue 40 item 2): every item comes with its
+size (the bytes of its request message), a strict import that would hold more than
+:attr:`ImportLimits.max_bytes` is refused before anything is written, and a non-strict one writes
+its pending batch early when it reaches them.
 """
 
 from __future__ import annotations
@@ -55,20 +60,35 @@ class ImportReport:
     problems: list[ImportProblem] = field(default_factory=list)
 
 
+Item = tuple[SceneGraph | Rejected, int]
+"""One item of an import stream and its size in bytes (its request message's; 0 if unknown)."""
+
+MAX_PROBLEM_FIELD = 200
+MAX_PROBLEM_MESSAGE = 500
+"""Characters of a problem's field and message kept: both can quote input (a 9 MiB extras key
+in a field path made the answer larger than any message)."""
+
+
 @dataclass(frozen=True)
 class ImportLimits:
-    """Batch size of the writer, how many scene graphs a strict import may hold in memory
-    before writing, and how many problems a report lists."""
+    """Batch size of the writer, how many scene graphs (and bytes of them) an import may hold in
+    memory before writing, and how many problems a report lists."""
 
     batch_size: int
     strict_cap: int
     max_problems: int
     scene: SceneLimits = field(default_factory=SceneLimits)
     """What one scene graph may hold: the loaders' limits (``COVR_LIMIT_*``)."""
+    max_bytes: int = 0
+    """Bytes of scene graphs held at once (0: no budget): a strict import beyond it is refused,
+    a non-strict one writes its pending batch (``COVR_SERVICE_IMPORT_MAX_BYTES``)."""
+    max_bytes_setting: str = "COVR_SERVICE_IMPORT_MAX_BYTES"
+    """The setting named when :attr:`max_bytes` is exceeded."""
 
 
 class ImportTooLarge(CovrError):
-    """A strict import holds more scene graphs than :attr:`ImportLimits.strict_cap`."""
+    """A strict import holds more scene graphs than :attr:`ImportLimits.strict_cap`, or more
+    bytes of them than :attr:`ImportLimits.max_bytes`; nothing was written."""
 
 
 class ImportCancelled(Exception):
@@ -91,6 +111,7 @@ class _Importer:
         self.limits = limits
         self.report = ImportReport(dry_run=dry_run)
         self.pending: list[SceneGraph] = []
+        self.pending_bytes = 0
         self.seen: dict[str, int] = {}
         self.batches = 0
 
@@ -98,7 +119,14 @@ class _Importer:
         """Count a skipped item and list it while the report has room."""
         self.report.skipped += 1
         if len(self.report.problems) < self.limits.max_problems:
-            self.report.problems.append(ImportProblem(index, image_id, where, message))
+            self.report.problems.append(
+                ImportProblem(
+                    index,
+                    image_id,
+                    _clip(where, MAX_PROBLEM_FIELD),
+                    _clip(message, MAX_PROBLEM_MESSAGE),
+                )
+            )
 
     def accept(self, index: int, item: SceneGraph | Rejected) -> SceneGraph | None:
         """``item`` when it is a new valid scene graph, else ``None`` (its problem recorded)."""
@@ -137,7 +165,7 @@ class _Importer:
 
 def import_scene_graphs(
     store: GraphStore,
-    items: Iterable[SceneGraph | Rejected],
+    items: Iterable[Item],
     *,
     strict: bool,
     dry_run: bool,
@@ -147,28 +175,64 @@ def import_scene_graphs(
     """Validate-and-write ``items`` (see the module text); ``still_wanted`` is asked once the
     stream ends, because a stream a client cancelled ends quietly and must not count as whole.
 
-    Raises :class:`ImportTooLarge`, :class:`ImportCancelled` or :class:`StrictImportRejected`.
+    Raises :class:`ImportTooLarge`, :class:`ImportCancelled` or :class:`StrictImportRejected`;
+    before raising, the scene graphs held are let go (the exception's traceback keeps this
+    frame alive until the caller has answered, and with it anything still referenced here).
     """
     run = _Importer(store, limits, dry_run)
-    for index, item in enumerate(items):
+    try:
+        return _run(run, items, strict=strict, dry_run=dry_run, still_wanted=still_wanted)
+    except BaseException:
+        run.pending = []
+        run.seen.clear()
+        raise
+
+
+def _run(
+    run: _Importer,
+    items: Iterable[Item],
+    *,
+    strict: bool,
+    dry_run: bool,
+    still_wanted: Callable[[], bool],
+) -> ImportReport:
+    limits = run.limits
+    for index, (item, size) in enumerate(items):
         run.report.received += 1
         graph = run.accept(index, item)
         if graph is None or dry_run:
             continue
         run.pending.append(graph)
-        if not strict and len(run.pending) >= limits.batch_size:
-            run.flush(run.pending)
-            run.pending = []
-        elif strict and len(run.pending) > limits.strict_cap:
+        run.pending_bytes += size
+        if not strict:
+            if len(run.pending) >= limits.batch_size or (
+                limits.max_bytes and run.pending_bytes >= limits.max_bytes
+            ):
+                run.flush(run.pending)
+                run.pending, run.pending_bytes = [], 0
+        elif len(run.pending) > limits.strict_cap:
             raise ImportTooLarge(
                 f"scene_graphs[{index}]",
                 f"a strict import holds at most {limits.strict_cap} scene graphs; split the stream",
+            )
+        elif limits.max_bytes and run.pending_bytes > limits.max_bytes:
+            raise ImportTooLarge(
+                f"scene_graphs[{index}]",
+                f"a strict import holds at most {limits.max_bytes:,} bytes of scene graphs "
+                f"({limits.max_bytes_setting}); this one reached {run.pending_bytes:,} here, and "
+                "nothing was written: split the stream",
             )
     if not still_wanted():
         raise ImportCancelled("the client cancelled the import; unwritten scene graphs dropped")
     if strict and run.report.skipped:
         raise StrictImportRejected(run.report.problems, run.report.skipped)
     run.flush(run.pending)
+    run.pending, run.pending_bytes = [], 0
     if run.report.written:
-        name_stats.refresh(store)
+        name_stats.refresh(store=run.store)
     return run.report
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

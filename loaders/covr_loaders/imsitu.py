@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from covr.jsontext import REPEATED_KEY, JsonTextError, loads
 from covr.scene.model import Object, Relation, RelMod, SceneGraph, SceneGraphError, validate
 from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem, RecordError
 from covr_loaders.fields import as_list, as_mapping, as_name, required
@@ -39,6 +40,8 @@ PLACE = "place"
 FrameChoice = Literal["first", "majority"]
 _ARTICLES = frozenset({"a", "an", "the"})
 _SLOT = re.compile(r"^[A-Z][A-Z_]*[A-Z]$|^[A-Z]$")
+_POSSESSIVE = re.compile(r"^(?P<slot>[A-Z][A-Z_]*)(?:['\u2019][sS]|(?<=S)['\u2019])$")
+"""``AGENT's``, ``AGENT\u2019s``, ``VICTIMS'``: a slot in the possessive (the suffix is not a word)."""
 
 
 PARTICLES = frozenset(
@@ -127,27 +130,50 @@ class Space:
 def parse_template(sentence: str, roles: list[str] | None = None) -> list[RoleSlot]:
     """Role slots of a template sentence, in order, each with its connector words.
 
-    Slots are the upper-case words (``AGENT``) or, when ``roles`` is given, the words naming one
-    of them in any case. A connector is the lower-case words between the previous slot and this
-    one, articles dropped; the second slot's words are the verb and its particle, of which only
-    the particle is used (:func:`relation_name`). A role named twice keeps its first place.
+    Slots are the upper-case words (``AGENT``), of the given ``roles`` when there are any. A
+    connector is the lower-case words between the previous slot and this one, articles
+    dropped; the second slot's words are the verb and its particle, of which only the particle
+    is used (:func:`relation_name`).
+
+    A role named twice keeps its first place; the words before its second mention belong to no
+    slot. A role in the possessive (``AGENT's``, ``VICTIM's HAIR``) is a determiner of the next
+    slot: the words before it stay that slot's connector (``AGENT brushes AGENT's HAIR`` ->
+    hair "brushes"), and a role not placed yet comes right after the slot it owns, with the
+    connector ``of`` (``AGENT combs VICTIM's HAIR`` -> hair "combs", victim "of").
     """
     known = {r.lower() for r in roles or []}
     slots: list[RoleSlot] = []
     words: list[str] = []
+    owner = ""  # a role named in the possessive, placed after the slot it owns
+
+    def place(role: str, connector: str) -> None:
+        slots.append(RoleSlot(role, connector if slots else ""))
+
     for raw in sentence.split():
         token = raw.strip(".,;:!?")
-        is_slot = bool(_SLOT.match(token)) and (not known or token.lower() in known)
-        if is_slot and any(s.role == token.lower() for s in slots):
+        possessive = _POSSESSIVE.match(token)
+        name = possessive["slot"] if possessive else token
+        if not (_SLOT.match(name) and (not known or name.lower() in known)):
+            if token:
+                words.append(token.lower())
+            continue
+        role = name.lower()
+        placed = role == owner or any(s.role == role for s in slots)
+        if possessive:
+            if not placed and not owner:
+                owner = role
+        elif placed:
             # a description that names a role twice ("AGENT calms VICTIM ... AGENT"): the
             # first mention places the role; a second slot would be a duplicate object id
             words = []
-        elif is_slot:
-            connector = " ".join(w for w in words if w not in _ARTICLES)
-            slots.append(RoleSlot(token.lower(), connector if slots else ""))
+        else:
+            place(role, " ".join(w for w in words if w not in _ARTICLES))
             words = []
-        elif token:
-            words.append(token.lower())
+            if owner:
+                place(owner, "of")
+                owner = ""
+    if owner:  # no slot follows the possessive: it ends the sentence's slots
+        place(owner, " ".join(w for w in words if w not in _ARTICLES))
     return slots
 
 
@@ -158,13 +184,19 @@ def _read_tab_pairs(path: Path, expected: str) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFileError(str(path), f"cannot be read: {exc}") from exc
     out: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         key, sep, value = line.partition("\t")
         if not sep or not key.strip() or not value.strip():
             raise InputFileError(str(path), f"line {number}: expected '{expected}'")
+        if key.strip() in out:  # the last line would win silently
+            raise InputFileError(
+                str(path), f"line {number}: {key.strip()!r} repeats line {lines[key.strip()]}"
+            )
         out[key.strip()] = value.strip()
+        lines[key.strip()] = number
     return out
 
 
@@ -182,24 +214,33 @@ def load_noun_table(path: Path) -> dict[str, str]:
 def load_space(
     space_path: Path, templates_path: Path | None = None, nouns_path: Path | None = None
 ) -> Space:
-    """Read the space file (a few MB: read whole), the templates and the optional noun table."""
+    """Read the space file (a few MB: read whole), the templates and the optional noun table.
+
+    A space file that cannot be used raises :class:`InputFileError` naming the field: not JSON,
+    a key twice in one object (``verbs.stapling.order``: JSON readers keep the last silently),
+    nesting too deep, an integer too long, or a verb whose ``order``, ``roles`` or ``abstract``
+    has the wrong type or names a role twice (issue 40 rows 9 and 12)."""
+    name = str(space_path)
     check_file(space_path, "object")
     try:
-        raw = json.loads(space_path.read_text(encoding="utf-8"))
+        text = space_path.read_text(encoding="utf-8")
+        raw = loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError(
-            str(space_path), f"is not a readable imSitu space file: {exc}"
-        ) from exc
+        raise InputFileError(name, f"is not a readable imSitu space file: {exc}") from exc
+    except JsonTextError as exc:
+        if exc.field:  # a repeated key: say where, so that it can be found in a large file
+            raise InputFileError(
+                name, f"{_repeated_key(text, exc.field)}: {REPEATED_KEY}"
+            ) from None
+        raise InputFileError(name, exc.message) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("verbs"), dict):
-        raise InputFileError(str(space_path), "has no 'verbs' object")
+        raise InputFileError(name, "has no 'verbs' object")
     if not isinstance(raw.get("nouns"), dict):
-        raise InputFileError(str(space_path), "has no 'nouns' object")
+        raise InputFileError(name, "has no 'nouns' object")
     templates = load_templates(templates_path) if templates_path else {}
     space = Space()
     for verb, info in raw["verbs"].items():
-        if not isinstance(info, dict):
-            raise InputFileError(str(space_path), f"verbs.{verb}: must be an object")
-        order = [str(r).lower() for r in info.get("order") or list(info.get("roles") or {})]
+        order = _role_order(name, verb, info)
         sentence = templates.get(verb) or str(info.get("abstract") or "")
         slots = parse_template(sentence, order) if sentence else []
         placed = {s.role for s in slots}
@@ -214,6 +255,76 @@ def load_space(
         for noun, gloss in load_noun_table(nouns_path).items():
             space.nouns.setdefault(noun, gloss)
     return space
+
+
+def _role_order(file: str, verb: str, info: Any) -> list[str]:
+    """A verb's roles in the space file's order (``order``, else the keys of ``roles``),
+    lower case; a wrong type or a role named twice raises :class:`InputFileError`."""
+    where = f"verbs.{verb}"
+    if not isinstance(info, dict):
+        raise InputFileError(file, f"{where}: must be an object")
+    abstract = info.get("abstract")
+    if abstract is not None and not isinstance(abstract, str):
+        raise InputFileError(file, f"{where}.abstract: must be a string, got {abstract!r:.60}")
+    roles = info.get("roles")
+    if roles is not None and not isinstance(roles, dict):
+        raise InputFileError(file, f"{where}.roles: must be an object, got {roles!r:.60}")
+    order = info.get("order")
+    if order is None:
+        order, field = list(roles or {}), f"{where}.roles"
+    else:
+        field = f"{where}.order"
+        if not isinstance(order, list) or not all(isinstance(r, str) and r for r in order):
+            raise InputFileError(file, f"{field}: must be a list of role names, got {order!r:.60}")
+    out: list[str] = []
+    for role in order:
+        if role.lower() in out:
+            raise InputFileError(file, f"{field}: the role {role!r} is named twice")
+        out.append(role.lower())
+    return out
+
+
+class _Repeats(dict[str, Any]):
+    """A decoded JSON object that named ``key`` twice (:func:`_repeated_key`)."""
+
+    key = ""
+
+
+def _keep_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    marked = _Repeats(out)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.key = key
+            break
+        seen.add(key)
+    return marked
+
+
+def _repeated_key(text: str, key: str) -> str:
+    """The path (``verbs.stapling.order``) of the first key named twice in one object of
+    ``text``, which the strict decoder refused on ``key`` (error path only: decodes the text
+    again; ``key`` alone when the rest of the text cannot be decoded)."""
+    try:
+        decoded = json.loads(text, object_pairs_hook=_keep_repeats)
+    except (RecursionError, ValueError):
+        return key
+    stack: list[tuple[str, Any]] = [("", decoded)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _Repeats):
+            return f"{path}.{value.key}" if path else value.key
+        if isinstance(value, dict):
+            items = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(items))
+    return key
 
 
 @dataclass(frozen=True)
@@ -237,6 +348,8 @@ def _frames(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 noun = ""
             if not isinstance(noun, str):
                 raise RecordError(f"frames[{i}].{role}", f"must be a noun id string, got {noun!r}")
+            if str(role).lower() in roles:  # "agent" and "AGENT": one would win silently
+                raise RecordError(f"frames[{i}].{role}", "names a role twice (case ignored)")
             roles[str(role).lower()] = noun.strip()
         out.append(roles)
     return out

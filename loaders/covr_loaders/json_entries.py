@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from covr.jsontext import DECODER as _DECODER
+from covr.jsontext import REPEATED_KEY, TOO_DEEP, DuplicateKey
+from covr.jsontext import TOO_MANY_DIGITS as _TOO_MANY_DIGITS
 from covr_loaders.errors import REST_OF_FILE, Problem
 
 READ_CHARS = 1 << 20
@@ -34,34 +36,6 @@ _IN_STRING = re.compile(r'["\\]')
 _OUTSIDE = re.compile(r'["\[\]{}]')
 _SCALAR_END = re.compile(r"[,\]}\s]")
 _LONGEST_LITERAL = len("-Infinity")
-
-
-_TOO_MANY_DIGITS = (
-    f"a number has more than {sys.get_int_max_str_digits():,} digits (Python's limit for "
-    "reading an integer)"
-)
-
-
-class DuplicateKey(ValueError):
-    """A JSON object of a record names the same key twice."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 class _FileFault(Exception):
@@ -170,11 +144,11 @@ class EntryReader:
             except DuplicateKey as exc:
                 self.pos = start
                 self.skip_value()
-                raise _RecordFault(exc.key, "the key appears twice in one JSON object") from None
+                raise _RecordFault(exc.key, REPEATED_KEY) from None
             except RecursionError:
                 self.pos = start
                 self.skip_value()
-                raise _RecordFault("", "nested too deeply (JSON nesting is limited)") from None
+                raise _RecordFault("", TOO_DEEP) from None
             except ValueError:  # not a syntax error: an integer past Python's digit limit
                 self.pos = start
                 self.skip_value()

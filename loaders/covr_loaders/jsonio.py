@@ -17,8 +17,10 @@ from typing import Any, BinaryIO, Literal
 from covr_loaders.errors import InputFileError, Problem
 from covr_loaders.json_entries import EntryReader, entries
 
-DEFAULT_MAX_RECORD_BYTES = 64 << 20
-"""Largest record text read whole (64 MiB; the biggest Visual Genome image is far below)."""
+DEFAULT_MAX_RECORD_BYTES = 16 << 20
+"""Largest record text read whole (16 MiB, ``COVR_LOAD_MAX_RECORD_BYTES``; the biggest Visual
+Genome image is far below). Decoding costs about 27x the text (a 64 MiB record took the loader
+to 1.8 GB, issue 40)."""
 
 Shape = Literal["object", "array"]
 _OPENERS: dict[Shape, bytes] = {"object": b"{", "array": b"["}

@@ -119,6 +119,21 @@ class Settings(BaseSettings):
     shutdown_timeout_s: float = Field(
         default=60.0, gt=0, description="How long a clean stop (snapshot first) may take."
     )
+    shutdown_save_wait_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=600,
+        description="Embedded FalkorDB: how long a stop keeps asking a server that cannot save "
+        "its snapshot (full disk) before stopping it without one (said on stderr; acknowledged "
+        "writes stay in the append-only file), and how long a server that ignored the stop gets "
+        "between SIGTERM and SIGKILL.",
+    )
+    server_registry: Path | None = Field(
+        default=None,
+        description="Embedded FalkorDB: a folder where every server this process starts is "
+        "recorded (pid, start time, data directory), so a supervisor can stop the servers a "
+        "killed process left (the test suite sets it; empty: none).",
+    )
     write_batch_size: int = Field(
         default=10_000, ge=1, le=100_000, description="Rows per UNWIND write statement."
     )
@@ -204,11 +219,14 @@ class Settings(BaseSettings):
         "runs on one core of the server); FalkorDB applies writes one at a time, so 1.",
     )
     load_max_record_bytes: int = Field(
-        default=64 << 20,
+        default=16 << 20,
         ge=1024,
         le=1 << 30,
-        description="Largest dataset-file record (one image) read whole; a bigger one is "
-        "skipped as a problem, so a hostile file cannot exhaust memory.",
+        description="Largest dataset-file record (one image) read whole, in characters of its "
+        "JSON text (bytes for ASCII); a bigger one is skipped as a problem naming this setting, "
+        "so a hostile file cannot exhaust memory. Decoding costs about 27x the text: a 64 MiB "
+        "record took the loader to 1.8 GB (issue 40), so the default is 16 MiB (the largest "
+        "Visual Genome record is below 1 MiB).",
     )
 
     load_gqa_left_right: bool = Field(
@@ -254,6 +272,13 @@ class Settings(BaseSettings):
     )
     limit_relmods: int = Field(
         default=64, ge=1, le=10_000, description="Most rel-mods (imSitu roles) of one relation."
+    )
+    limit_split_chars: int = Field(
+        default=64,
+        ge=8,
+        le=256,
+        description="Longest split name (listed in every statistics reply: two 9 MiB split "
+        "names made GetStatistics fail for every client, issue 40).",
     )
 
     # --- models (exclusivity and presence classifiers, ONNX) ---
@@ -338,6 +363,23 @@ class Settings(BaseSettings):
     )
     service_max_message_mb: int = Field(
         default=16, ge=1, le=1024, description="Largest request or response message (MiB)."
+    )
+    service_import_max_record_bytes: int = Field(
+        default=8 << 20,
+        ge=1024,
+        le=1 << 30,
+        description="Largest ImportSceneGraphs message (one scene graph, bytes on the wire); a "
+        "bigger one is a problem naming this setting (strict: nothing is written), not converted. "
+        "Above COVR_SERVICE_MAX_MESSAGE_MB gRPC refuses the whole stream first.",
+    )
+    service_import_max_bytes: int = Field(
+        default=64 << 20,
+        ge=1 << 16,
+        le=1 << 34,
+        description="Bytes (on the wire) of the scene graphs one ImportSceneGraphs call holds in "
+        "memory: a strict import holds its whole stream and is refused with INVALID_ARGUMENT "
+        "naming this setting beyond it (nothing written); a non-strict one writes its pending "
+        "batch early when it reaches it.",
     )
     service_page_size: int = Field(
         default=100, ge=1, le=10_000, description="Default page size of streaming RPCs."
@@ -648,6 +690,19 @@ class Settings(BaseSettings):
         "RESOURCE_EXHAUSTED with a retry hint (0: one per CPU core).",
     )
 
+    @field_validator("data_dir")
+    @classmethod
+    def _check_data_dir(cls, value: Path) -> Path:
+        # A file here (or on the way to it) failed with a traceback at the first mkdir, after
+        # the command had started (issue 40 row 9): say so when the setting is read.
+        for path in (value, *value.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "" if path == value else f" ({path} is a file)"
+                    raise ValueError(f"{value} is not a directory{where}")
+                break
+        return value
+
     @field_validator("graph_uri")
     @classmethod
     def _check_uri(cls, value: str) -> str:
@@ -667,6 +722,11 @@ class Settings(BaseSettings):
     def _check_thresholds(cls, value: str) -> str:
         parse_thresholds(value)
         return value
+
+    @field_validator("server_registry", mode="before")
+    @classmethod
+    def _empty_registry(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("snapshot_schedule")
     @classmethod

@@ -92,7 +92,14 @@ class QuestionOptions(TypedDict, total=False):
     subgraphs) or ``subgraph`` (a key or parts: questions about it; the source image is a
     seeded choice among the stored images of ``split`` that contain it, of any split when
     ``split`` is ``None``); ``templates`` (default all), ``count`` (0 = the server's default
-    page), ``seed``, ``split``."""
+    page), ``seed``, ``split``.
+
+    ``per_template``: keep at most about this many examples of each form and stop filling a
+    form once it has them (a text's two answers stay together: a form may get one more), as
+    ``covr generate --per-template N``; 0 (default) = no quota. ``max_image_share``: no image in
+    more than this share of the examples, as ``covr generate --max-image-share``; ``None``, 0
+    or 1 (default ``None``) = no cap. With either, the stream's ``summary`` says per form what
+    was wanted, made and dropped (:class:`covr_client.GenerationSummary`)."""
 
     image_id: str | None
     subgraph: Subgraph | str | None
@@ -100,6 +107,8 @@ class QuestionOptions(TypedDict, total=False):
     count: int
     seed: int
     split: str | None
+    per_template: int
+    max_image_share: float | None
 
 
 class EvaluateOptions(TypedDict, total=False):
@@ -247,7 +256,12 @@ def questions(**options: Unpack[QuestionOptions]) -> questions_pb2.GenerateQuest
         count=options.get("count", 0),
         seed=options.get("seed", 0),
         split=options.get("split") or "",
+        max_image_share=options.get("max_image_share") or 0.0,
     )
+    per_template = options.get("per_template", 0)
+    if per_template < 0:  # the field is unsigned: say which option, not "value out of range"
+        raise ValueError(f"per_template must be >= 0 (0 = no quota), got {per_template}")
+    request.per_template = per_template
     if subgraph is not None:
         request.subgraph.CopyFrom(subgraph_ref(subgraph))
     else:

@@ -30,6 +30,7 @@ from covr_client.types import (
     Subgraph,
     exclusivity_from_proto,
 )
+from covr_client.types_questions import SummaryBox
 
 T = TypeVar("T")
 
@@ -98,3 +99,9 @@ EVALUATE = Unary[Evaluation]("Evaluate", Evaluation.from_proto)
 GENERATE_QUESTIONS = Stream[Example](
     "GenerateQuestions", lambda page: [Example.from_proto(e) for e in page.examples]
 )
+
+
+def generate_questions(box: SummaryBox) -> Stream[Example]:
+    """``GenerateQuestions`` for one call: the pages' examples, the last page's summary kept in
+    ``box`` (:class:`covr_client.types_questions.QuestionStream`)."""
+    return Stream[Example]("GenerateQuestions", box.examples)

@@ -27,7 +27,6 @@ from covr_client.types import (
     BatchItem,
     BatchResult,
     Evaluation,
-    Example,
     ExclusivityScore,
     ImportResult,
     ModelInfo,
@@ -39,6 +38,7 @@ from covr_client.types import (
     Statistics,
     Subgraph,
 )
+from covr_client.types_questions import AsyncQuestionStream, SummaryBox
 
 T = TypeVar("T")
 
@@ -196,6 +196,9 @@ class AsyncClient(ClientCore):
 
     def generate_questions(
         self, *, timeout: float | None = None, **options: Unpack[QuestionOptions]
-    ) -> AsyncIterator[Example]:
-        """See :meth:`covr_client.Client.generate_questions`."""
-        return self._stream(_rpcs.GENERATE_QUESTIONS, _requests.questions(**options), timeout)
+    ) -> AsyncQuestionStream:
+        """See :meth:`covr_client.Client.generate_questions` (``summary`` likewise)."""
+        request = _requests.questions(**options)
+        box = SummaryBox()
+        stream = self._stream(_rpcs.generate_questions(box), request, timeout)
+        return AsyncQuestionStream(stream, box)

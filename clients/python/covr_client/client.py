@@ -29,7 +29,6 @@ from covr_client.types import (
     BatchItem,
     BatchResult,
     Evaluation,
-    Example,
     ExclusivityScore,
     ImportResult,
     ModelInfo,
@@ -41,6 +40,7 @@ from covr_client.types import (
     Statistics,
     Subgraph,
 )
+from covr_client.types_questions import QuestionStream, SummaryBox
 
 T = TypeVar("T")
 
@@ -219,9 +219,12 @@ class Client(ClientCore):
 
     def generate_questions(
         self, *, timeout: float | None = None, **options: Unpack[QuestionOptions]
-    ) -> Iterator[Example]:
+    ) -> QuestionStream:
         """Generated examples (question, images, answer, program) as they are produced; give
         ``image_id`` or ``subgraph`` (see :class:`QuestionOptions`). Raises ``NotFoundError``
-        for an unknown image or a subgraph no stored image contains."""
+        for an unknown image or a subgraph no stored image contains. With ``per_template`` or
+        ``max_image_share`` the returned iterator's ``summary`` is set once it is exhausted
+        (per form: wanted, made, dropped; :class:`covr_client.GenerationSummary`)."""
         request = _requests.questions(**options)
-        return self._stream(_rpcs.GENERATE_QUESTIONS, request, timeout)
+        box = SummaryBox()
+        return QuestionStream(self._stream(_rpcs.generate_questions(box), request, timeout), box)

@@ -18,6 +18,11 @@ from covr_client.types_batch import BatchProblem as BatchProblem
 from covr_client.types_batch import BatchResult as BatchResult
 from covr_client.types_batch import Distractor as Distractor
 from covr_client.types_batch import DistractorRecord as DistractorRecord
+from covr_client.types_questions import AsyncQuestionStream as AsyncQuestionStream
+from covr_client.types_questions import FormSummary as FormSummary
+from covr_client.types_questions import GenerationSummary as GenerationSummary
+from covr_client.types_questions import ImageSpread as ImageSpread
+from covr_client.types_questions import QuestionStream as QuestionStream
 
 Number = int | float
 Scalar = str | int | float | bool

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -23,6 +24,16 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``error: message`` to stderr and exit."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse, before any work, an output path that cannot become a file: a directory (the
+    atomic rename at the end failed after all the work, leaving ``<dir>.tmp``; issue 40 row 9)
+    or one in a folder that does not exist. Exits 2 naming the option."""
+    if path.is_dir():
+        fail(f"{option} {path}: is a directory; give the path of a file", EXIT_BAD_INPUT)
+    if not path.parent.is_dir():
+        fail(f"{option} {path}: folder {path.parent} does not exist", EXIT_BAD_INPUT)
 
 
 def say_unless(quiet: bool) -> Callable[[str], None]:

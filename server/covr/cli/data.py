@@ -27,7 +27,8 @@ load_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_SPLIT = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+SPLIT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+"""What a split name may be (``--split``; ``covr build --gqa-split`` / ``--vg-split``)."""
 _KNOWN_SPLITS = ("train", "val", "test", "dev", "testdev", "challenge")
 
 PATHS_HELP = "Input file(s); read one after the other."
@@ -40,15 +41,22 @@ JSON_HELP = "Print the summary as JSON."
 QUIET_HELP = "No progress bar."
 
 
+def split_of_file(path: Path) -> str | None:
+    """The split a dataset file's name tells (``train_sceneGraphs.json``: train), if any."""
+    stem = path.name.lower()
+    for known in _KNOWN_SPLITS:
+        if stem == f"{known}.json" or stem.startswith(f"{known}_"):
+            return known
+    return None
+
+
 def _split(split: str | None, paths: list[Path]) -> str:
     if split is None:
         for path in paths:
-            stem = path.name.lower()
-            for known in _KNOWN_SPLITS:
-                if stem == f"{known}.json" or stem.startswith(f"{known}_"):
-                    return known
+            if (known := split_of_file(path)) is not None:
+                return known
         fail("cannot tell the split from the file name; pass --split", EXIT_BAD_INPUT)
-    if not _SPLIT.match(split):
+    if not SPLIT_NAME.match(split):
         fail(
             f"--split {split!r}: use a short lower-case name such as train, val or test",
             EXIT_BAD_INPUT,

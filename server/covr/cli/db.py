@@ -67,7 +67,13 @@ def start(backend: BackendOption = None) -> None:
 
 @app.command()
 def stop(backend: BackendOption = None) -> None:
-    """Stop the store's server (the embedded FalkorDB writes a snapshot first)."""
+    """Stop the store's server (the embedded FalkorDB writes a snapshot first).
+
+    An embedded FalkorDB that cannot write its snapshot (a full disk) is asked again for
+    COVR_SHUTDOWN_SAVE_WAIT_S seconds, then stopped without one, which is said on stderr; its
+    acknowledged writes are in its append-only file. One that does not stop within
+    COVR_SHUTDOWN_TIMEOUT_S gets SIGTERM, then SIGKILL after COVR_SHUTDOWN_SAVE_WAIT_S.
+    """
     from covr.graph import GraphError
 
     server = _managed_server("stop", backend)
@@ -75,7 +81,12 @@ def stop(backend: BackendOption = None) -> None:
         was_running = server.stop()
     except GraphError as exc:
         fail(str(exc))
-    typer.echo("stopped (data persisted)" if was_running else "not running")
+    if not was_running:
+        typer.echo("not running")
+    elif getattr(server, "stopped_without_save", False):
+        typer.echo("stopped without a snapshot (see the warning above)")
+    else:
+        typer.echo("stopped (data persisted)")
 
 
 @app.command()

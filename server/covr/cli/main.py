@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from covr.cli import build as build_cli
 from covr.cli import data, db, serve, splits
 from covr.cli import models as models_cli
 from covr.cli import questions as questions_cli
@@ -49,6 +50,7 @@ app.command()(splits.baselines)
 questions_cli.register(app)
 scale_cli.register(app)
 view_cli.register(app)
+app.command()(build_cli.build)
 
 
 @app.callback()

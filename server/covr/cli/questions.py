@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, say_unless
+from covr.cli.common import (
+    EXIT_BAD_INPUT,
+    check_output_file,
+    fail,
+    load_settings,
+    print_json,
+    say_unless,
+)
 from covr.cli.scale import RAY_HELP, RESUME_HELP, SHARDS_HELP
 from covr.questions.errors import QuestionError
 from covr.questions.example import Example
@@ -155,6 +162,7 @@ def generate(
     from covr.questions.generate import check_images
     from covr.related.memory import InMemoryRelated
 
+    check_output_file(out, "--out")
     if ray is not None:
         if gqa or vg or workers:
             fail(

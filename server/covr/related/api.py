@@ -149,9 +149,11 @@ class RelatedProvider(Protocol):
         ...
 
     def unannotated(self, name: str, image_id: str) -> bool:
-        """Whether an object called ``name`` is probably in the image although its scene graph
-        has none (paper App. B): the image would then flip a count or an existence that asks
-        for ``name``. ``False`` where the provider has no presence model."""
+        """Whether more objects called ``name`` are probably in the image than its scene graph
+        annotates (paper App. B): none annotated while the model says one is there, or a person
+        or animal without the asked body part placed on it. The image would then flip a count or
+        an existence that asks for ``name``. ``False`` where the provider has no presence
+        model."""
         ...
 
 

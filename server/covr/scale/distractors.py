@@ -26,6 +26,7 @@ from typing import Any
 
 from covr.collector import batch_collection
 from covr.graph import GraphStore
+from covr.jsonlines import json_value
 from covr.related.api import Distractor, RelatedError, RelatedResult, contains
 from covr.related.lookup import RelatedLookup
 from covr.scale.errors import ScaleError
@@ -61,20 +62,17 @@ def read_requests(path: Path) -> list[Request]:
         line = line.strip()
         if not line:
             continue
-        where = f"{path}:{number}"
-        out.append(_parse(line, where))
+        out.append(_parse(line, str(path), number))
     if not out:
         raise ScaleError(str(path), "holds no image id")
     return out
 
 
-def _parse(line: str, where: str) -> Request:
+def _parse(line: str, path: str, number: int) -> Request:
     if not line.startswith("{"):
         return Request(line)
-    try:
-        item = json.loads(line)
-    except ValueError as exc:
-        raise ScaleError(where, f"not JSON: {exc}") from None
+    where = f"{path}:{number}"
+    item = json_value(line, path, number, ScaleError.of_line)
     if not isinstance(item, dict):
         raise ScaleError(where, "expected an image id or a JSON object")
     unknown = sorted(set(item) - {"image_id", "subgraphs"})

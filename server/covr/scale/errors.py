@@ -8,3 +8,9 @@ from covr.errors import CovrError
 
 class ScaleError(CovrError):
     """A batch run cannot start or its parts cannot be merged; ``field`` names the input."""
+
+    @classmethod
+    def of_line(cls, path: str, line: int, message: str) -> ScaleError:
+        """A line of a file (0: the file as a whole) cannot be used; the JSON-lines reader's
+        error (:func:`covr.jsonlines.json_lines`)."""
+        return cls(f"{path}:{line}" if line else path, message)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from covr.jsonlines import json_lines
 from covr.scale.errors import ScaleError
 
 MANIFEST_FORMAT = 1
@@ -117,12 +118,7 @@ class Parts:
         problem = self.problem(shard)
         if problem is not None:
             raise ScaleError(str(self.part(shard)), problem)
-        text = self.part(shard).read_text(encoding="utf-8")
-        for number, line in enumerate(text.splitlines(), 1):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise ScaleError(f"{self.part(shard)}:{number}", "not JSON") from None
+        for number, _, _, record in json_lines(self.part(shard), ScaleError.of_line):
             if not isinstance(record, dict) or not isinstance(record.get("image"), str):
                 raise ScaleError(f"{self.part(shard)}:{number}", "a record needs an image id")
             yield record

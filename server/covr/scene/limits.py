@@ -64,6 +64,7 @@ class SceneLimits:
             attributes=settings.limit_attributes,
             relations=settings.limit_relations,
             relmods=settings.limit_relmods,
+            split_chars=settings.limit_split_chars,
         )
 
     def violation(self, graph: SceneGraph) -> tuple[str, str] | None:
@@ -82,7 +83,7 @@ class SceneLimits:
         ids, names = self.id_chars, self.name_chars
         if not (_text_ok(graph.original_id, ids) and len(graph.split) <= self.split_chars):
             return False
-        if not graph.split.isprintable():
+        if not graph.split.isprintable() or not _text_ok(graph.source, ids):
             return False
         if len(graph.objects) > self.objects or len(graph.relations) > self.relations:
             return False
@@ -120,7 +121,9 @@ class SceneLimits:
                 mods.add(mod.id)
                 if not _text_ok(mod.name, names):
                     return False
-        for value in graph.extras.values():
+        for key, value in graph.extras.items():
+            if not _text_ok(key, names):
+                return False
             if isinstance(value, str):
                 if not _text_ok(value, names):
                     return False
@@ -129,6 +132,7 @@ class SceneLimits:
         return True
 
     def _violations(self, graph: SceneGraph) -> Iterator[tuple[str, str]]:
+        yield from self._text("source", graph.source, self.id_chars)
         yield from self._text("original_id", graph.original_id, self.id_chars)
         yield from self._split(graph.split)
         yield from self._count("objects", len(graph.objects), self.objects)
@@ -165,10 +169,14 @@ class SceneLimits:
                 yield from self._key_part(f"{where}.mods.id", mod.id, mod_ids, "rel-mod")
                 yield from self._text(f"{where}.mods.name", mod.name, self.name_chars)
         for key, value in graph.extras.items():
+            # a key is a stored property name and part of every problem's field path: a 9 MiB
+            # key made one import's answer larger than any message (issue 40 item 3)
+            where = f"extras[{key[:40]!r}]"
+            yield from self._text(where, key, self.name_chars)
             if isinstance(value, str):
-                yield from self._text(f"extras.{key}", value, self.name_chars)
+                yield from self._text(where, value, self.name_chars)
             else:
-                yield from self._integer(f"extras.{key}", value)
+                yield from self._integer(where, value)
 
     def _split(self, split: str) -> Iterator[tuple[str, str]]:
         """A split name is listed in every statistics reply: two imports with 9 MiB split

@@ -64,6 +64,16 @@ class Box:
     def area(self) -> float:
         return float(self.w) * float(self.h)
 
+    def intersection(self, other: Box) -> float:
+        """The area this box shares with ``other`` (0 when they do not overlap)."""
+        w = min(self.x + self.w, other.x + other.w) - max(self.x, other.x)
+        h = min(self.y + self.h, other.y + other.h) - max(self.y, other.y)
+        return float(w) * float(h) if w > 0 and h > 0 else 0.0
+
+    def overlaps(self, other: Box) -> bool:
+        """Whether the two boxes share any area."""
+        return self.intersection(other) > 0
+
 
 @dataclass(frozen=True, slots=True)
 class Object:
@@ -202,14 +212,14 @@ class SceneGraphError(CovrError):
 
 def _check_name(value: object, where: str) -> None:
     if not isinstance(value, str) or not value.strip():
-        raise SceneGraphError(where, f"must be a non-empty string, got {value!r}")
+        raise SceneGraphError(where, f"must be a non-empty string, got {value!r:.60}")
     if "\x00" in value:
         raise SceneGraphError(where, "may not contain a NUL character")
     # FalkorDB 4.16's indexes cannot find a string that starts or ends with whitespace or holds
     # U+0001, and its unique-constraint check crashes the server on one (measured; the readers
     # trim names, so only scene graphs built elsewhere, such as imports, can have them)
     if value != value.strip():
-        raise SceneGraphError(where, f"may not start or end with whitespace: {value!r}")
+        raise SceneGraphError(where, f"may not start or end with whitespace: {value!r:.60}")
     if "\x01" in value:
         raise SceneGraphError(where, "may not contain the control character U+0001")
 
@@ -218,7 +228,7 @@ def _check_number(value: object, where: str, *, optional: bool = True) -> None:
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SceneGraphError(where, f"must be a number, got {value!r}")
+        raise SceneGraphError(where, f"must be a number, got {value!r:.60}")
     if value != value or value in (float("inf"), float("-inf")):
         raise SceneGraphError(where, f"must be finite, got {value!r}")
 
@@ -231,21 +241,26 @@ def validate(graph: SceneGraph) -> None:
     finite, ``extras`` keys are lower-case identifiers that do not shadow core image fields.
     """
     if not isinstance(graph.source, str) or not _SOURCE.match(graph.source):
-        raise SceneGraphError("source", f"must be a short lower-case identifier: {graph.source!r}")
+        raise SceneGraphError(
+            "source", f"must be a short lower-case identifier: {graph.source!r:.60}"
+        )
     _check_name(graph.original_id, "id")
     _check_name(graph.split, "split")
     _check_number(graph.width, "width")
     _check_number(graph.height, "height")
     for key, value in graph.extras.items():
+        # field paths and messages quote input clipped: they travel in problem lists and error
+        # details, and a 9 MiB key or name must not make the answer itself too large (issue 40)
+        where = f"extras.{key[:40]}"
         if not _EXTRA_KEY.match(key) or key in CORE_IMAGE_FIELDS:
-            raise SceneGraphError(f"extras.{key}", "is not an allowed image property name")
+            raise SceneGraphError(where, "is not an allowed image property name")
         if not isinstance(value, str | int | float | bool):
-            raise SceneGraphError(f"extras.{key}", f"must be a scalar, got {value!r}")
+            raise SceneGraphError(where, f"must be a scalar, got {value!r:.60}")
         if isinstance(value, float):
-            _check_number(value, f"extras.{key}")
+            _check_number(value, where)
     seen: set[str] = set()
     for obj in graph.objects:
-        where = f"objects[{obj.id!r}]"
+        where = f"objects[{obj.id[:40]!r}]"
         _check_name(obj.id, f"{where}.id")
         if obj.id in seen:
             raise SceneGraphError(where, "duplicate object id")
@@ -260,7 +275,7 @@ def validate(graph: SceneGraph) -> None:
                 _check_number(getattr(obj.box, part), f"{where}.{part}", optional=False)
     relation_ids: set[str] = set()
     for rel in graph.relations:
-        where = f"relations[{rel.id!r}]"
+        where = f"relations[{rel.id[:40]!r}]"
         _check_name(rel.id, f"{where}.id")
         if rel.id in relation_ids:
             raise SceneGraphError(where, "duplicate relation id")
@@ -268,10 +283,10 @@ def validate(graph: SceneGraph) -> None:
         _check_name(rel.name, f"{where}.name")
         for end, value in (("subject", rel.subject), ("object", rel.object)):
             if value not in seen:
-                raise SceneGraphError(f"{where}.{end}", f"object id {value!r} does not exist")
+                raise SceneGraphError(f"{where}.{end}", f"object id {value!r:.60} does not exist")
         mod_ids: set[str] = set()
         for mod in rel.mods:
-            mwhere = f"{where}.mods[{mod.id!r}]"
+            mwhere = f"{where}.mods[{mod.id[:40]!r}]"
             _check_name(mod.id, f"{mwhere}.id")
             if mod.id in mod_ids:
                 raise SceneGraphError(mwhere, "duplicate rel-mod id")
@@ -279,38 +294,46 @@ def validate(graph: SceneGraph) -> None:
             _check_name(mod.name, f"{mwhere}.name")
             if mod.object not in seen:
                 raise SceneGraphError(
-                    f"{mwhere}.object", f"object id {mod.object!r} does not exist"
+                    f"{mwhere}.object", f"object id {mod.object!r:.60} does not exist"
                 )
 
 
-def to_gqa_dict(graph: SceneGraph) -> dict[str, Any]:
-    """The graph in the shape of one GQA ``sceneGraphs.json`` record (used by ``covr show --json``).
+def to_gqa_dict(graph: SceneGraph, *, for_file: bool = False) -> dict[str, Any]:
+    """The graph in the shape of one GQA ``sceneGraphs.json`` record: the one GQA serializer.
 
-    Rel-mods, which GQA has no place for, are listed under each relation as ``mods``.
+    By default (``covr show --json``) with everything the graph holds: its ids first, each
+    object's box where it has one, synsets and alternative names, and rel-mods, which GQA has no
+    place for, under each relation as ``mods``. With ``for_file`` exactly what a GQA file holds
+    and :func:`covr_loaders.gqa.convert` reads back (:func:`covr_loaders.gqa.to_record`: the
+    synthetic generator and tests write with it): no ids (the file's key is the original id), a
+    box on every object (zeros where the graph has none: GQA requires one), no other fields.
     """
     objects: dict[str, Any] = {}
     for obj in graph.objects:
         entry: dict[str, Any] = {"name": obj.name}
-        if obj.box is not None:
-            entry.update(x=obj.box.x, y=obj.box.y, w=obj.box.w, h=obj.box.h)
+        box = obj.box or (Box(0, 0, 0, 0) if for_file else None)
+        if box is not None:
+            entry.update(x=box.x, y=box.y, w=box.w, h=box.h)
         entry["attributes"] = list(obj.attributes)
         entry["relations"] = []
-        if obj.synsets:
+        if obj.synsets and not for_file:
             entry["synsets"] = list(obj.synsets)
-        if obj.names:
+        if obj.names and not for_file:
             entry["names"] = list(obj.names)
         objects[obj.id] = entry
     for rel in graph.relations:
         item: dict[str, Any] = {"name": rel.name, "object": rel.object}
-        if rel.mods:
+        if rel.mods and not for_file:
             item["mods"] = [{"name": m.name, "object": m.object, "id": m.id} for m in rel.mods]
         objects[rel.subject]["relations"].append(item)
-    record: dict[str, Any] = {
-        "id": graph.image_id,
-        "source": graph.source,
-        "split": graph.split,
-        "original_id": graph.original_id,
-    }
+    record: dict[str, Any] = {}
+    if not for_file:
+        record.update(
+            id=graph.image_id,
+            source=graph.source,
+            split=graph.split,
+            original_id=graph.original_id,
+        )
     if graph.width is not None:
         record["width"] = graph.width
     if graph.height is not None:

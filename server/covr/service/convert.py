@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from covr.questions.example import ExampleRecord
+from covr.scene.limits import SceneLimits
 from covr.scene.model import (
     Box,
     ExtraValue,
@@ -51,15 +52,6 @@ MAX_VIOLATIONS = 100
 MAX_TEXT = 4096
 """Longest name, id or key accepted in a request field (characters)."""
 
-MAX_ID_CHARS = 256
-"""Longest original id, object id, relation id or rel-mod id of an imported scene graph.
-
-Ids become unique-constrained keys (``source:image:r:relation:relmod``). FalkorDB 4.16.3 crashes
-(SIGSEGV in ``EnforceUniqueEntity``) on a unique value of roughly 5,000 bytes or more (measured:
-an Image.id of 4,995 ASCII bytes is stored, 5,003 crashes the server). With every id at most 256
-characters a key stays below 3,300 bytes even in 4-byte UTF-8.
-"""
-
 
 def _number(value: float) -> Number:
     """Whole-number doubles become ints, as the loaders store them ("640", not "640.0")."""
@@ -89,9 +81,7 @@ def require_text(value: str, field: str) -> str:
 
 def _extra(value: scene_pb2.Scalar, field: str) -> ExtraValue:
     kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        if "\x00" in value.string_value:
-            raise InvalidArgument.field(field, "may not contain a NUL character")
+    if kind == "string_value":  # its length and characters are the scene limits' (one check)
         return value.string_value
     if kind == "int_value":
         return value.int_value
@@ -110,27 +100,15 @@ def _box(box: scene_pb2.Box) -> Box:
     return Box(_number(box.x), _number(box.y), _number(box.w), _number(box.h))
 
 
-def _long_ids(msg: scene_pb2.SceneGraph, field: str) -> list[FieldViolation]:
-    ids = [(f"{field}.original_id", msg.original_id)]
-    ids += [(f"{field}.objects[{i}].id", o.id) for i, o in enumerate(msg.objects)]
-    for j, r in enumerate(msg.relations):
-        ids.append((f"{field}.relations[{j}].id", r.id))
-        ids += [(f"{field}.relations[{j}].mods[{k}].id", m.id) for k, m in enumerate(r.mods)]
-    return [
-        FieldViolation(where, f"is longer than {MAX_ID_CHARS} characters")
-        for where, value in ids
-        if len(value) > MAX_ID_CHARS
-    ]
-
-
-def scene_graph_from_proto(msg: scene_pb2.SceneGraph, field: str = "scene_graph") -> SceneGraph:
-    """The domain scene graph of a request message, validated like the loaders validate
-    (plus an id length limit that keeps the store's unique keys safe, :data:`MAX_ID_CHARS`)."""
-    too_long = _long_ids(msg, field)
-    if too_long:
-        raise InvalidArgument(too_long)
+def scene_graph_from_proto(
+    msg: scene_pb2.SceneGraph, field: str = "scene_graph", limits: SceneLimits | None = None
+) -> SceneGraph:
+    """The domain scene graph of a request message, checked like a loader record: first by the
+    scene limits every door shares (:class:`~covr.scene.limits.SceneLimits`, ``COVR_LIMIT_*``:
+    text lengths and characters, counts, the store's keys and integers), so no other check
+    quotes or walks an oversized field, then by :func:`covr.scene.validate`."""
     try:
-        extras = {k: _extra(v, f"{field}.extras[{k!r}]") for k, v in msg.extras.items()}
+        extras = {k: _extra(v, f"{field}.extras[{k[:40]!r}]") for k, v in msg.extras.items()}
         graph = SceneGraph.build(
             source=msg.source,
             original_id=msg.original_id,
@@ -161,6 +139,9 @@ def scene_graph_from_proto(msg: scene_pb2.SceneGraph, field: str = "scene_graph"
             height=_number(msg.height) if msg.HasField("height") else None,
             extras=extras,
         )
+        over = (limits or SceneLimits()).violation(graph)
+        if over is not None:
+            raise InvalidArgument.field(f"{field}.{over[0]}", over[1])
         validate(graph)
     except SceneGraphError as exc:
         where = "original_id" if exc.field == "id" else exc.field
@@ -168,7 +149,7 @@ def scene_graph_from_proto(msg: scene_pb2.SceneGraph, field: str = "scene_graph"
     if msg.image_id and msg.image_id != graph.image_id:
         raise InvalidArgument.field(
             f"{field}.image_id",
-            f"is output only; if given it must equal source:original_id ({graph.image_id!r})",
+            f"is output only; if given it must equal source:original_id ({graph.image_id!r:.80})",
         )
     return graph
 

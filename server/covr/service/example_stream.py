@@ -42,6 +42,7 @@ def stream_examples(
     gone: threading.Event,
     scope: Callable[[Callable[[], None]], AbstractContextManager[None]],
     on_empty: Callable[[], None] | None = None,
+    summary: Callable[[], questions_pb2.GenerationSummary] | None = None,
 ) -> Iterator[questions_pb2.GenerateQuestionsResponse]:
     """Pages of at most ``page_size`` of the first ``count`` examples of ``examples``.
 
@@ -49,7 +50,9 @@ def stream_examples(
     the store runs before each read. ``on_empty`` runs (in the caller's thread, inside
     ``scope``) when the engine produced nothing, to tell "nothing to ask about" apart with a
     proper error. An exception of the engine is raised here, in the handler's thread, so the
-    error interceptor maps it like any other.
+    error interceptor maps it like any other. ``summary`` (a quota or an image share: see
+    :mod:`covr.service.question_quota`) is called once the engine has stopped and goes into the
+    last message (a message of its own when the examples ended on a full page).
     """
     handover: queue.SimpleQueue[object] = queue.SimpleQueue()
     stop = threading.Event()
@@ -99,12 +102,13 @@ def stream_examples(
                     page = questions_pb2.GenerateQuestionsResponse()
                     if gone.is_set():
                         return
-        if page.examples:
-            sent += len(page.examples)
-            yield page
-        if not sent and on_empty is not None and not gone.is_set():
+        if not sent and not page.examples and on_empty is not None and not gone.is_set():
             with scope(flush):
                 on_empty()
+        if summary is not None and not gone.is_set():
+            page.summary.CopyFrom(summary())
+        if page.examples or page.HasField("summary"):
+            yield page
     finally:
         stop.set()
         # The engine stops at its next example (or its next store read, when the client left);

@@ -13,8 +13,9 @@ still there and stop when not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
+from typing import Any
 
 import grpc
 
@@ -34,6 +35,7 @@ from covr.service.errors import FieldViolation, InvalidArgument, NotFound
 from covr.service.evaluation import run_evaluation
 from covr.service.example_stream import stream_examples
 from covr.service.interceptors import cancelled_event
+from covr.service.question_quota import quota_fields, summary_proto
 from covr.service.rooms import Rooms
 from covr.settings import Settings
 from covr.v1 import evaluation_pb2, questions_pb2, related_pb2, service_pb2_grpc, store_pb2
@@ -77,20 +79,24 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     ) -> store_pb2.ImportSceneGraphsResponse:
         """Scene graphs validated and written like ``covr load`` (the loaders' stream import);
         reads are not stopped when the client leaves, so a batch is never half-checked."""
-        options, items = imports.split_options(request_iterator)
-        with self.deadlines.scope(context, stop_reads=False):
-            try:
-                report = import_scene_graphs(
-                    self.store,
-                    items,
-                    strict=options.strict,
-                    dry_run=options.dry_run,
-                    limits=imports.limits(self.settings),
-                    still_wanted=context.is_active,
-                )
-            except StrictImportRejected as exc:
-                problems = [FieldViolation(p.field, p.message) for p in exc.problems]
-                raise imports.strict_refusal(problems, exc.message) from exc
+        received = imports.StreamBytes()
+        try:
+            options, items = imports.split_options(request_iterator, self.settings, received)
+            with self.deadlines.scope(context, stop_reads=False):
+                try:
+                    report = import_scene_graphs(
+                        self.store,
+                        items,
+                        strict=options.strict,
+                        dry_run=options.dry_run,
+                        limits=imports.limits(self.settings),
+                        still_wanted=context.is_active,
+                    )
+                except StrictImportRejected as exc:
+                    problems = [FieldViolation(p.field, p.message) for p in exc.problems]
+                    raise imports.strict_refusal(problems, exc.message) from exc
+        finally:
+            imports.release_memory(received)  # a large stream's memory back to the system
         if report.written:
             self.rooms.refresh_after_import()
         return imports.response(report)
@@ -242,6 +248,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
             violations += convert.check_text(name, f"templates[{i}]")
         if request.seed > MAX_SEED:
             violations.append(FieldViolation("seed", f"must be at most {MAX_SEED}"))
+        quota = quota_fields(request, self.settings.service_max_page_size)
+        violations += quota.violations
         if violations:
             raise InvalidArgument(violations[: convert.MAX_VIOLATIONS])
         count = self.limits.page_size(request.count, "count")
@@ -257,6 +265,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                         split=split,
                         seed=seed,
                         templates=templates,
+                        per_template=quota.per_template,
+                        max_image_share=quota.max_image_share,
                     )
                     if subgraph is not None
                     else sources.for_image(
@@ -266,6 +276,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                         split=split,
                         seed=seed,
                         templates=templates,
+                        per_template=quota.per_template,
+                        max_image_share=quota.max_image_share,
                     )
                 )
             yield from stream_examples(
@@ -275,6 +287,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 gone=cancelled_event(context),
                 scope=lambda hook: self.deadlines.scope(context, before_read=hook),
                 on_empty=plan.on_empty,
+                summary=None if plan.summary is None else partial(_summary, plan.summary),
             )
 
     # ------------------------------------------------------------------ evaluation
@@ -284,3 +297,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     ) -> evaluation_pb2.EvaluateResponse:
         """Accuracy, baselines and generalization scores of predictions (the splits room)."""
         return run_evaluation(request, self.settings.service_max_evaluate_examples)
+
+
+def _summary(summary: Callable[[], Mapping[str, Any]]) -> questions_pb2.GenerationSummary:
+    """The question room's summary of a generation with a quota, as the stream's last message."""
+    return summary_proto(summary())

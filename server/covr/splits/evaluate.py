@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from covr.jsonlines import json_lines
+from covr.jsontext import JsonTextError, loads
 from covr.splits.baselines import Baselines
 from covr.splits.examples import (
     ExampleError,
@@ -36,29 +38,11 @@ from covr.splits.properties import compute_properties
 def read_predictions(path: Path) -> dict[str, Any]:
     """qid → predicted answer, from JSONL (``{"qid", "prediction"}`` or ``"answer"``) or a JSON map."""
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExampleError(name, 0, "", f"cannot read: {exc.strerror or exc}") from exc
-    stripped = text.lstrip()
-    if stripped.startswith("{") and "\n{" not in stripped.rstrip():
-        try:
-            whole = json.loads(stripped)
-        except json.JSONDecodeError:
-            whole = None
-        if isinstance(whole, dict) and "qid" not in whole:
-            for qid, value in whole.items():
-                if not isinstance(value, bool | int | float | str):
-                    raise ExampleError(name, 0, qid, "expected a boolean, number or string")
-            return dict(whole)
+    whole = _prediction_map(path)
+    if whole is not None:
+        return whole
     out: dict[str, Any] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExampleError(name, number, "", f"invalid JSON: {exc.msg}") from exc
+    for number, _, _, row in json_lines(path, ExampleError.of_line):
         if not isinstance(row, dict):
             raise ExampleError(name, number, "", "expected a JSON object")
         qid = row.get("qid")
@@ -74,21 +58,35 @@ def read_predictions(path: Path) -> dict[str, Any]:
     return out
 
 
+def _prediction_map(path: Path) -> dict[str, Any] | None:
+    """The predictions of a file that is one JSON map ``{qid: prediction}``; None for anything
+    else (JSON lines, or a file :func:`covr.jsonlines.json_lines` then reports)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    stripped = text.lstrip()
+    if not stripped.startswith("{") or "\n{" in stripped.rstrip():
+        return None
+    try:
+        whole = loads(stripped)
+    except json.JSONDecodeError:
+        return None
+    except JsonTextError as exc:
+        raise ExampleError(str(path), 1, "", exc.message) from None
+    if not isinstance(whole, dict) or "qid" in whole:
+        return None
+    for qid, value in whole.items():
+        if not isinstance(value, bool | int | float | str):
+            raise ExampleError(str(path), 0, qid, "expected a boolean, number or string")
+    return dict(whole)
+
+
 def read_scores(path: Path, field: str = "easiness") -> dict[str, float]:
     """qid → a numeric score from a JSONL file (the output of ``covr easiness``)."""
     out: dict[str, float] = {}
     name = str(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ExampleError(name, 0, "", f"cannot read: {exc.strerror or exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExampleError(name, number, "", f"invalid JSON: {exc.msg}") from exc
+    for number, _, _, row in json_lines(path, ExampleError.of_line):
         if not isinstance(row, dict) or not isinstance(row.get("qid"), str):
             raise ExampleError(name, number, "qid", "expected an object with a string qid")
         value = row.get(field)

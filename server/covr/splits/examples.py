@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from covr.errors import CovrError
+from covr.jsonlines import json_lines
 from covr.questions.example import ExampleRecord as ExampleRecord
 from covr.questions.example import RecordT as RecordT
 
@@ -69,6 +70,12 @@ class ExampleError(CovrError):
         self.args = (f"{where}: {field}: {message}" if field else f"{where}: {message}",)
         self.path = path
         self.line = line
+
+    @classmethod
+    def of_line(cls, path: str, line: int, message: str) -> ExampleError:
+        """A line of the file as a whole is bad (not JSON...): the JSON-lines reader's error
+        (:func:`covr.jsonlines.json_lines`)."""
+        return cls(path, line, "", message)
 
 
 def check_program(program: Any, field: str = "program", *, nested: bool = False) -> None:
@@ -142,24 +149,12 @@ def check_example(raw: Any, *, require_provenance: bool = True) -> ExampleRecord
 
 def iter_examples(path: Path, *, require_provenance: bool = True) -> Iterator[ExampleRecord]:
     """Stream examples from a JSONL file, checking each; the first bad line raises."""
-    name = str(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise ExampleError(name, 0, "", f"cannot read: {exc.strerror or exc}") from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ExampleError(name, number, "", f"invalid JSON: {exc.msg}") from exc
-            try:
-                yield check_example(raw, require_provenance=require_provenance)
-            except ValueError as exc:
-                field, _, message = str(exc).partition(": ")
-                raise ExampleError(name, number, field, message) from None
+    for number, _, _, raw in json_lines(path, ExampleError.of_line):
+        try:
+            yield check_example(raw, require_provenance=require_provenance)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise ExampleError(str(path), number, field, message) from None
 
 
 def read_examples(path: Path, *, require_provenance: bool = True) -> list[ExampleRecord]:

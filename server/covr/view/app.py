@@ -35,6 +35,7 @@ from typing import Any, overload
 from urllib.parse import parse_qs, urlsplit
 
 from covr.exposure import Door, check_door
+from covr.jsonlines import json_lines
 from covr.questions.example import ExampleRecord
 from covr.view.dataset import Dataset, DatasetError, Filters, UnknownExample
 from covr.view.pages import (
@@ -163,10 +164,8 @@ def iter_examples(dataset: Dataset) -> Iterator[ExampleRecord]:
             for record in batch.to_pylist():
                 yield from_parquet(record)
         return
-    with dataset.path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+    for line in json_lines(dataset.path, DatasetError):
+        yield line.value
 
 
 class ViewApp:

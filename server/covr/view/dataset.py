@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from covr.jsonlines import json_lines
 from covr.questions.example import ExampleRecord
 
 INDEX_VERSION = "2"
@@ -43,7 +44,7 @@ class DatasetError(ValueError):
     """A dataset file cannot be opened or indexed; the message names file and line."""
 
     def __init__(self, path: Path | str, line: int | None, message: str) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
+        where = f"{path}:{line}" if line else str(path)  # 0 or None: the file as a whole
         super().__init__(f"{where}: {message}")
         self.path = str(path)
         self.line = line
@@ -187,20 +188,10 @@ _FACETS = {
 
 def _rows_jsonl(path: Path) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
     """``(line number, byte offset, length, example)`` per non-empty line, streamed."""
-    pos = 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            start, pos = pos, pos + len(raw)
-            if not raw.strip():
-                continue
-            try:
-                example = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                message = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-                raise DatasetError(path, number, f"not JSON: {message}") from None
-            if not isinstance(example, dict):
-                raise DatasetError(path, number, "an example must be a JSON object")
-            yield number, start, len(raw), example
+    for number, offset, length, example in json_lines(path, DatasetError):
+        if not isinstance(example, dict):
+            raise DatasetError(path, number, "an example must be a JSON object")
+        yield number, offset, length, example
 
 
 def _rows_parquet(path: Path) -> Iterator[tuple[int, int, int, dict[str, Any]]]:

@@ -246,6 +246,74 @@ def test_no_body_part_asked_where_a_shown_owner_may_have_it(
     assert len(bad) <= 0.01 * len(examples), bad[:5]
 
 
+@pytest.mark.parametrize("run_name", ["full", "generated"])
+def test_no_part_of_a_person_or_animal_asked_where_one_of_them_lacks_it(
+    run: dict[str, Any], run_name: str
+) -> None:
+    """The fourth issue 36 audit: "There are at most 2 tails" beside a third zebra without a
+    tail. Per owner, from the GQA file's boxes: no example asks for a body part (class
+    ``body``) or an animal's part (tail, paw, beak...) while a shown person or animal (for an
+    animal's part: an animal) has no such part overlapping its box."""
+    from covr.related.filters import ANIMAL_PARTS
+
+    classes = load_presence_model().featurizer.stats.noun_class
+    objects = _gqa_objects_with_boxes()
+    for e in run[run_name]:
+        for part in {noun_key(q) for q in queried_names(e["program"])}:
+            kind = classes.get(part)
+            if kind != "body" and part not in ANIMAL_PARTS:
+                continue
+            owner_classes = {"person", "animal"} if kind == "body" else {"animal"}
+            for i in e["scenes"]:
+                keyed = [(noun_key(o["name"]), o) for o in objects[i]]
+                parts = [o for k, o in keyed if k == part]
+                for k, owner in keyed:
+                    if classes.get(k) in owner_classes and k not in ANIMAL_PARTS:
+                        assert any(_overlap(owner, p) for p in parts), (e["utterance"], i, k)
+
+
+def test_nothing_asked_is_only_drawn_on_a_sign_or_a_picture(run: dict[str, Any]) -> None:
+    """The fourth issue 36 audit: "How many images contain a bike? 3" counted the bicycle
+    symbol of a road sign. No example looks for a name in an image where an object of that
+    name lies 90 % inside a sign's, a picture's or a screen's box (one smaller than 90 % of the
+    image) and is related to nothing off it; checked from the GQA file."""
+    from covr.questions.answer_rules import DEPICTION_HOSTS, SURFACE_MARKS
+
+    raw = json.loads(GQA_FILE.read_text())
+
+    def inside(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        w = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
+        h = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
+        return w > 0 and h > 0 and w * h >= 0.9 * a["w"] * a["h"]
+
+    drawn: set[tuple[str, str]] = set()
+    for k, v in raw.items():
+        frame = v["width"] * v["height"]
+        objs = v["objects"]
+        hosts = [
+            (hid, h)
+            for hid, h in objs.items()
+            if noun_key(h["name"]) in DEPICTION_HOSTS and h["w"] * h["h"] < 0.9 * frame
+        ]
+        ends: dict[str, set[str]] = defaultdict(set)
+        for oid, o in objs.items():
+            for r in o["relations"]:
+                ends[oid].add(r["object"])
+                ends[r["object"]].add(oid)
+        for oid, o in objs.items():
+            name = noun_key(o["name"])
+            if name in SURFACE_MARKS or name in DEPICTION_HOSTS:
+                continue
+            for hid, h in hosts:
+                on_host = all(x == hid or inside(objs[x], h) for x in ends[oid])
+                if hid != oid and inside(o, h) and on_host:
+                    drawn.add((f"gqa:{k}", name))
+    for e in [*run["full"], *run["generated"]]:
+        wanted = {noun_key(q) for q in queried_names(e["program"])}
+        for i in e["scenes"]:
+            assert not {(i, q) for q in wanted} & drawn, (e["utterance"], i)
+
+
 def test_no_attribute_test_reads_a_missing_annotation(run: dict[str, Any]) -> None:
     """The issue 36 audit: "All wheels are black" → False from a wheel with no color at all.
     No shown object that a program tests for a value lacks every value of its category."""
@@ -282,25 +350,94 @@ def test_open_questions_avoid_proximity_and_colors_are_colors(run: dict[str, Any
             assert "color" in e["utterance"], e["utterance"]
 
 
+def _gqa_objects_with_boxes() -> dict[str, list[dict[str, Any]]]:
+    raw = json.loads(GQA_FILE.read_text())
+    return {f"gqa:{k}": list(v["objects"].values()) for k, v in raw.items()}
+
+
+def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return min(a["x"] + a["w"], b["x"] + b["w"]) > max(a["x"], b["x"]) and min(
+        a["y"] + a["h"], b["y"] + b["h"]
+    ) > max(a["y"], b["y"])
+
+
 @pytest.mark.parametrize("run_name", ["full", "generated", "vg"])
 def test_no_part_asked_where_a_shown_whole_may_have_it(run: dict[str, Any], run_name: str) -> None:
-    """The issue 36 audit after issue 37: "exactly 1 tire" from an image of cyclists whose
-    tires were not annotated. No example asks for a part (resources/part_whole.json, from
-    WordNet) while a shown image has one of its wholes and no such part annotated."""
+    """The issue 36 audits after issue 37: "exactly 1 tire" from an image of cyclists whose
+    tires were not annotated; "exactly 1 door" beside a side-on car without its doors. No
+    example asks for a part (resources/part_whole.json, from WordNet, and the parts the module
+    adds) while a shown image has one of its wholes with no such part overlapping its box (GQA,
+    read from the file) or, without boxes (VG names), no such part at all."""
+    from covr.questions.part_whole import wholes_of
+
+    graphs = run["graphs"]
+    objects = _gqa_objects_with_boxes()
+    for e in run[run_name]:
+        for part in {noun_key(q) for q in queried_names(e["program"])}:
+            wholes = wholes_of(part)
+            if not wholes:
+                continue
+            for i in e["scenes"]:
+                if i not in objects:
+                    assert part in graphs[i] or not graphs[i] & wholes, (e["utterance"], i, part)
+                    continue
+                parts = [o for o in objects[i] if noun_key(o["name"]) == part]
+                for whole in (o for o in objects[i] if noun_key(o["name"]) in wholes):
+                    assert any(_overlap(whole, p) for p in parts), (
+                        e["utterance"], i, part, whole["name"],
+                    )  # fmt: skip
+
+
+@pytest.mark.parametrize("run_name", ["full", "generated", "vg"])
+def test_no_whole_asked_where_a_shown_image_names_its_part_by_a_compound(
+    run: dict[str, Any], run_name: str
+) -> None:
+    """The issue 36 audit: "All trees are bare" beside a picture of five ``tree trunk``s and no
+    ``tree``. No example looks for a whole in an image that lacks it but names a part of it
+    by a compound that says whose ("tree trunk", "car door")."""
     from covr.questions.part_whole import wholes_of
 
     graphs = run["graphs"]
     for e in run[run_name]:
-        for part in {noun_key(q) for q in queried_names(e["program"])}:
-            wholes = wholes_of(part)
+        for whole in {noun_key(q) for q in queried_names(e["program"])}:
             for i in e["scenes"]:
-                assert part in graphs[i] or not graphs[i] & wholes, (e["utterance"], i, part)
+                if whole in graphs[i]:
+                    continue
+                compounds = [
+                    n
+                    for n in graphs[i]
+                    if n.startswith(whole + " ") and whole in wholes_of(n.rsplit(" ", 1)[-1])
+                ]
+                assert not compounds, (e["utterance"], i, compounds)
+
+
+def test_no_material_counted_as_a_thing(run: dict[str, Any]) -> None:
+    """The issue 36 audits: "How many images contain a glass? 3" counting a train door's pane
+    (``door -of-> glass``). No example looks for a name in an image where an object of that
+    name is what another is made of (the object of an ``of`` or ``made of`` relation) and the
+    name is a material (GQA's material attribute values, as the engine's attribute types)."""
+    from covr.questions.world import default_attribute_types
+
+    types = default_attribute_types()
+    raw = json.loads(GQA_FILE.read_text())
+    made_of = {
+        (f"gqa:{k}", v["objects"][r["object"]]["name"])
+        for k, v in raw.items()
+        for o in v["objects"].values()
+        for r in o.get("relations", ())
+        if r["name"] in ("of", "made of")
+    }
+    for e in [*run["full"], *run["generated"]]:
+        wanted = {q for q in queried_names(e["program"]) if "material" in types.types(q)}
+        for i in e["scenes"]:
+            assert not {(i, q) for q in wanted} & made_of, (e["utterance"], i, wanted)
 
 
 def test_no_image_with_one_thing_annotated_twice(run: dict[str, Any]) -> None:
     """The issue 36 audit: "How many desks? 4" from two nested desk boxes (one desk annotated
-    twice). No example shows an image with two objects of a name it looks for whose smaller
-    box lies 90 % inside the other (boxes read from the GQA file)."""
+    twice), and two beaks of one eagle, the same box shifted by 1 px (79 %). No example shows
+    an image with two objects of a name it looks for whose smaller box lies 75 % inside the
+    other (boxes read from the GQA file)."""
     raw = json.loads(GQA_FILE.read_text())
     boxes: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {}
     for k, v in raw.items():
@@ -314,7 +451,7 @@ def test_no_image_with_one_thing_annotated_twice(run: dict[str, Any]) -> None:
                 w = min(ax + aw, bx + bw) - max(ax, bx)
                 h = min(ay + ah, by + bh) - max(ay, by)
                 smaller = min(aw * ah, bw * bh)
-                if smaller > 0 and w > 0 and h > 0 and w * h >= 0.9 * smaller:
+                if smaller > 0 and w > 0 and h > 0 and w * h >= 0.75 * smaller:
                     return True
         return False
 

@@ -109,13 +109,13 @@ def stop_of(module: str) -> str | None:
 
 def documented_stops(heading: str) -> list[str]:
     """The modules of the numbered list under ``heading``, in order (``covr/a/b.py`` ->
-    ``covr.a.b``)."""
+    ``covr.a.b``, a package's ``covr/a/__init__.py`` -> ``covr.a``)."""
     text = DOC.read_text(encoding="utf-8")
     assert heading in text, f"{DOC}: no section {heading!r}"
     section = text.split(heading, 1)[1].split("\n## ", 1)[0]
     found = re.findall(r"^\d+\. `(covr/[\w/]+)\.py`", section, flags=re.MULTILINE)
     assert found, f"{DOC}: no numbered `covr/...py` items under {heading!r}"
-    return [path.replace("/", ".") for path in found]
+    return [path.replace("/", ".").removesuffix(".__init__") for path in found]
 
 
 @pytest.fixture(scope="module")

@@ -384,10 +384,12 @@ def test_import_refuses_ids_that_would_crash_the_store(server: TestServer, clien
             SceneGraph("svc", "x" * 256, "val"),
         ]
     )
+    # the scene limits every door shares name the field (an id quoted to 40 characters)
     assert [p.field for p in result.problems] == [
         "scene_graphs[0].original_id",
-        "scene_graphs[1].objects[0].id",
+        f"scene_graphs[1].objects[{long_id[:40]!r}].id",
     ]
+    assert result.problems[1].message == "is 3,000 characters long; the limit is 256"
     assert result.written == 1
     assert client.get_scene_graph("svc:" + "x" * 256).original_id == "x" * 256
     assert server.store.health().details.get("restarts") == restarts

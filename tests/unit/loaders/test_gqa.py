@@ -200,3 +200,30 @@ def test_fast_and_checked_object_paths_agree(obj: dict[str, Any]) -> None:
         checked = None
     if fast is not None:
         assert fast == checked
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        (("1", "name"), "objects['1'].name"),
+        (("1", "attributes"), "objects['1'].attributes[0]"),
+        (("1", "relations"), "objects['1'].relations[0].name"),
+    ],
+)
+def test_the_fast_path_refuses_u0001_like_the_checked_one(
+    where: tuple[str, str], field: str
+) -> None:
+    """Issue 40 row 8: U+0001 in a name, an attribute or a relation name passed the fast path
+    (``as_name`` and the RPC refuse it) and was loaded where no lookup ever finds it."""
+    record = good_record()
+    obj = record["objects"][where[0]]
+    if where[1] == "name":
+        obj["name"] = "man\x01"
+    elif where[1] == "attributes":
+        obj["attributes"] = ["tall\x01"]
+    else:
+        obj["relations"] = [{"name": "wearing\x01", "object": "2"}]
+    with pytest.raises(RecordError) as caught:
+        gqa.convert("k", record, "val")
+    assert caught.value.field == field
+    assert "U+0001" in caught.value.message

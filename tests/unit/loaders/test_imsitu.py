@@ -221,3 +221,127 @@ def test_competing_in_a_boxing_match(space: imsitu.Space) -> None:
 )
 def test_verb_particle(connector: str, particle: str) -> None:
     assert imsitu.verb_particle(connector) == particle
+
+
+def _space_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "imsitu_space.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # issue 40 row 9: a RecursionError and a TypeError came out as tracebacks
+        ('{"verbs": ' + "[" * 100_000 + "]" * 100_000 + ', "nouns": {}}', "nested too deeply"),
+        ('{"verbs": {"stapling": {"order": 5}}, "nouns": {}}', "verbs.stapling.order: must be"),
+        ('{"verbs": {"a": {"x": ' + "7" * 5000 + '}}, "nouns": {}}', "more than 4,300 digits"),
+        ('{"verbs": {"a": {"roles": "agent"}}, "nouns": {}}', "verbs.a.roles: must be an object"),
+        ('{"verbs": {"a": {"abstract": 3}}, "nouns": {}}', "verbs.a.abstract: must be a string"),
+        # issue 40 row 12: a key twice in one object kept its last value silently
+        (
+            '{"verbs": {"stapling": {"order": ["agent"], "order": ["item"]}}, "nouns": {}}',
+            "verbs.stapling.order: the key appears twice",
+        ),
+        ('{"verbs": {"a": {}, "b": {}, "b": {}}, "nouns": {}}', "verbs.b: the key appears twice"),
+        (
+            '{"verbs": {}, "nouns": {"n1": {"gloss": ["x"]}, "n1": {"gloss": ["y"]}}}',
+            "nouns.n1: the key appears twice",
+        ),
+        ('{"verbs": {"a": {"order": ["agent", "AGENT"]}}, "nouns": {}}', "named twice"),
+    ],
+    ids=[
+        "deep",
+        "order-5",
+        "digits",
+        "roles-str",
+        "abstract-int",
+        "dup-order",
+        "dup-verb",
+        "dup-noun",
+        "order-repeats",
+    ],
+)
+def test_a_bad_space_file_is_one_error_naming_the_field(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    """Issue 40 rows 9 and 12: every fault of the space file is an :class:`InputFileError`
+    (``covr load`` exits 2 with its one line) naming the field, never a traceback or a silent
+    last-wins."""
+    path = _space_file(tmp_path, text)
+    with pytest.raises(InputFileError) as caught:
+        imsitu.load_space(path)
+    assert words in str(caught.value)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_a_template_line_twice_is_an_error(tmp_path: Path) -> None:
+    """Two template lines for one verb: the second no longer wins silently (issue 40 row 12)."""
+    tab = tmp_path / "t.tab"
+    tab.write_text("stapling\tAGENT staples ITEM\nreading\tAGENT reads ITEM\nstapling\tAGENT x\n")
+    with pytest.raises(InputFileError, match="line 3: 'stapling' repeats line 1"):
+        imsitu.load_templates(tab)
+
+
+def test_a_role_twice_in_a_frame_is_a_problem(space: imsitu.Space) -> None:
+    """Frame keys are read case-insensitively, so ``agent`` and ``AGENT`` are one role named
+    twice: a problem naming it, not the last value silently (issue 40 row 12)."""
+    record = {"verb": "reading", "frames": [{"agent": "n10787470", "AGENT": "n10287213"}]}
+    with pytest.raises(imsitu.RecordError) as caught:
+        imsitu.convert("t.jpg", record, "dev", space)
+    assert caught.value.field == "frames[0].AGENT"
+    assert "twice" in caught.value.message
+
+
+def test_possessive_and_repeated_roles_are_slots() -> None:
+    """Issue 40 row 12: ``AGENT's`` was not a slot, so "agent's" became connector words and a
+    later slot's connector ran over it ("brushes agent's"); a possessive role not named before
+    was left out of the sentence's order."""
+    roles = ["agent", "victim", "hair", "tool", "place"]
+    slots = imsitu.parse_template("AGENT brushes AGENT's HAIR with TOOL at PLACE", roles)
+    assert [(s.role, s.connector) for s in slots] == [
+        ("agent", ""),
+        ("hair", "brushes"),
+        ("tool", "with"),
+        ("place", "at"),
+    ]
+    slots = imsitu.parse_template("the AGENT combs the VICTIM\u2019s HAIR using a TOOL", roles)
+    assert [(s.role, s.connector) for s in slots] == [
+        ("agent", ""),
+        ("hair", "combs"),
+        ("victim", "of"),
+        ("tool", "using"),
+    ]
+    # a role named twice: its second mention ends the words before it, the next slot's
+    # connector is only what follows
+    slots = imsitu.parse_template("AGENT hugs VICTIM. AGENT smiles at PLACE", roles)
+    assert [(s.role, s.connector) for s in slots] == [
+        ("agent", ""),
+        ("victim", "hugs"),
+        ("place", "smiles at"),
+    ]
+
+
+def test_a_possessive_abstract_becomes_a_relation_with_mods(tmp_path: Path) -> None:
+    """The abstract of a verb the templates do not cover, through to the scene graph: the
+    owned role is the verb's object and its owner an ``of`` rel-mod."""
+    space_file = _space_file(
+        tmp_path,
+        json.dumps(
+            {
+                "verbs": {
+                    "combing": {
+                        "abstract": "the AGENT combs the VICTIM's HAIR using a TOOL",
+                        "order": ["agent", "victim", "hair", "tool"],
+                    }
+                },
+                "nouns": {n: {"gloss": [n]} for n in ("man", "girl", "hair", "comb")},
+            }
+        ),
+    )
+    space = imsitu.load_space(space_file)
+    frame = {"agent": "man", "victim": "girl", "hair": "hair", "tool": "comb"}
+    graph = imsitu.convert("c.jpg", {"verb": "combing", "frames": [frame]}, "dev", space)
+    (relation,) = graph.relations
+    assert (relation.subject, relation.object) == ("agent", "hair")
+    assert {(m.name, m.object) for m in relation.mods} == {("of", "victim"), ("using", "tool")}

@@ -21,6 +21,7 @@ from covr.questions.generate import GenerationOptions, generate
 from covr.questions.mass_nouns import counted_names, is_collective, is_mass, uncountable
 from covr.questions.slots import Related
 from covr.questions.templates import default_templates
+from covr.questions.word_knowledge import build as wk_build
 from covr.questions.world import default_attribute_types
 from covr.related.api import RelatedImage
 from covr.related.memory import InMemoryRelated
@@ -313,11 +314,11 @@ def test_no_counting_question_counts_an_uncountable_noun() -> None:
 def test_shipped_files_are_what_the_command_regenerates(tmp_path: Path) -> None:
     """``python -m covr.questions.word_knowledge`` rewrites the committed files byte for byte
     (from the real samples, WordNet and the reviewed lists)."""
-    if not (wk.default_real_dir() / "gqa" / "train_sceneGraphs.first100.json").is_file():
-        pytest.skip(f"the real GQA/VG samples are not in {wk.default_real_dir()}")
+    if not (wk_build.default_real_dir() / "gqa" / "train_sceneGraphs.first100.json").is_file():
+        pytest.skip(f"the real GQA/VG samples are not in {wk_build.default_real_dir()}")
     from covr.models import open_configured_wordnet
 
     wordnet = open_configured_wordnet(Settings(data_dir=tmp_path))
     shipped = Path(__file__).parents[3] / "server/covr/questions/resources"
-    for name, text in wk.build_all(wordnet, wk.default_real_dir()).items():
+    for name, text in wk_build.build_all(wordnet, wk_build.default_real_dir()).items():
         assert text == (shipped / name).read_text(encoding="utf-8"), name

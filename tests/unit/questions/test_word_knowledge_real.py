@@ -28,6 +28,7 @@ import pytest
 from covr.questions import word_knowledge as wk
 from covr.questions.generate import GenerationOptions, generate
 from covr.questions.mass_nouns import is_collective, is_mass
+from covr.questions.word_knowledge import build as wk_build
 from covr.questions.world import default_attribute_types
 from covr.related.memory import InMemoryRelated
 from covr.scene.model import SceneGraph
@@ -35,7 +36,7 @@ from covr.scene.text import PLURAL_ONLY
 from covr_loaders import gqa, vg
 from covr_loaders.jsonio import ByteCounter
 
-REAL = wk.default_real_dir()
+REAL = wk_build.default_real_dir()
 GQA_FILE = REAL / "gqa" / "train_sceneGraphs.first100.json"
 VG_FILE = REAL / "vg" / "scene_graphs.first100.json"
 

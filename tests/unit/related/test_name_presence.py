@@ -7,7 +7,7 @@ import pytest
 from covr.models import load_presence_model
 from covr.related.api import NamePresence
 from covr.related.filters import model_name_presence
-from covr.scene.model import Object, SceneGraph
+from covr.scene.model import Box, Object, SceneGraph
 from covr.scene.subgraph import Subgraph
 
 pytestmark = pytest.mark.unit
@@ -46,3 +46,28 @@ def test_the_threshold_decides_the_other_names() -> None:
 
 def test_a_name_the_model_cannot_read_is_absent(judge_rule_only: NamePresence) -> None:
     assert not judge_rule_only("", _scene("man"))
+
+
+def _placed(*objects: tuple[str, tuple[int, int, int, int]]) -> SceneGraph:
+    return SceneGraph(
+        source="gqa",
+        original_id="2",
+        split="val",
+        objects=tuple(
+            Object(id=str(k), name=n, box=Box(*box)) for k, (n, box) in enumerate(objects)
+        ),
+    )
+
+
+def test_a_body_part_is_judged_per_owner(judge_rule_only: NamePresence) -> None:
+    """The issue 36 audit: two zebras with their tails annotated and a third without one make
+    "at most 2 tails" True as annotated and False on the picture."""
+    two = [("zebra", (0, 0, 100, 80)), ("tail", (90, 20, 10, 30))]
+    two += [("zebra", (200, 0, 100, 80)), ("tail", (290, 20, 10, 30))]
+    assert not judge_rule_only("tail", _placed(*two))
+    third = _placed(*two, ("zebra", (400, 0, 100, 80)))
+    assert judge_rule_only("tail", third)
+    assert judge_rule_only("tails", third)
+    # a name the graph has is not given to the model (it would score it present)
+    model = load_presence_model()
+    assert not model_name_presence(model, threshold=0.0)("shirt", _scene("man", "shirt"))

@@ -272,7 +272,7 @@ def test_a_file_without_training_examples_says_how_to_get_them(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["split", "zero-shot", "-e", "{missing}", "-p", "HAS-QUANT", "-o", "{tmp}"], "cannot read"),
+        (["split", "zero-shot", "-e", "{missing}", "-p", "HAS-QUANT", "-o", "{tmp}"], "cannot be read"),
         (["split", "zero-shot", "-e", "{bad}", "-p", "HAS-QUANT", "-o", "{tmp}"], "bad.jsonl:2: scenes"),
         (["split", "zero-shot", "-e", "{examples}", "-p", "HAS-NOPE", "-o", "{tmp}"], "no example has"),
         (["split", "few-shot", "-e", "{examples}", "-p", "HAS-LOGIC", "-m", "99999", "-o", "{tmp}"], "keep=99999"),
@@ -280,7 +280,7 @@ def test_a_file_without_training_examples_says_how_to_get_them(
         (["split", "hop", "-e", "{examples}", "--pair", "wooden,table", "-o", "{tmp}"], "--gqa FILE or --from-store"),
         (["split", "hop", "-e", "{examples}", "--gqa", "{gqa}", "--pair", "dog,cat", "-o", "{tmp}"], "neither value"),
         (["easiness", "--train", "{examples}", "--test", "{examples}", "--n", "7"], "--n must be"),
-        (["evaluate", "{missing}", "--gold", "{examples}"], "cannot read"),
+        (["evaluate", "{missing}", "--gold", "{examples}"], "cannot be read"),
         (["evaluate", "{examples}", "--gold", "{examples}", "--text-accuracy", "0.4"], "give both"),
         (["evaluate", "{examples}", "--gold", "{examples}", "--split", "{tmp}"], "manifest.json"),
     ],

@@ -121,7 +121,7 @@ def test_read_predictions_formats_and_errors(tmp_path: Path) -> None:
     with pytest.raises(ExampleError, match=r":1: prediction"):
         read_predictions(bad)
     bad.write_text("{oops\n")
-    with pytest.raises(ExampleError, match="invalid JSON"):
+    with pytest.raises(ExampleError, match=r"bad.jsonl:1: not JSON"):
         read_predictions(bad)
-    with pytest.raises(ExampleError, match="cannot read"):
+    with pytest.raises(ExampleError, match=r"missing.jsonl: cannot be read"):
         read_predictions(tmp_path / "missing.jsonl")

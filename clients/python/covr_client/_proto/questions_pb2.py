@@ -25,33 +25,51 @@ _sym_db = _symbol_database.Default()
 from covr_client._proto import scene_pb2 as covr_dot_v1_dot_scene__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63ovr/v1/questions.proto\x12\x07\x63ovr.v1\x1a\x13\x63ovr/v1/scene.proto\"\xa1\x01\n\x18GenerateQuestionsRequest\x12\x12\n\x08image_id\x18\x01 \x01(\tH\x00\x12(\n\x08subgraph\x18\x02 \x01(\x0b\x32\x14.covr.v1.SubgraphRefH\x00\x12\x11\n\ttemplates\x18\x03 \x03(\t\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12\r\n\x05split\x18\x06 \x01(\tB\x08\n\x06source\"?\n\x19GenerateQuestionsResponse\x12\"\n\x08\x65xamples\x18\x01 \x03(\x0b\x32\x10.covr.v1.Example\"c\n\x0bProgramStep\x12\x11\n\toperation\x18\x01 \x01(\t\x12+\n\targuments\x18\x02 \x03(\x0b\x32\x18.covr.v1.ProgramArgument\x12\x14\n\x0c\x64\x65pendencies\x18\x03 \x03(\x05\"`\n\x0fProgramArgument\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x10\n\x06number\x18\x02 \x01(\x03H\x00\x12#\n\x07program\x18\x03 \x01(\x0b\x32\x10.covr.v1.ProgramH\x00\x42\x06\n\x04kind\".\n\x07Program\x12#\n\x05steps\x18\x01 \x03(\x0b\x32\x14.covr.v1.ProgramStep\"T\n\x06\x41nswer\x12\x14\n\nbool_value\x18\x01 \x01(\x08H\x00\x12\x16\n\x0cnumber_value\x18\x02 \x01(\x03H\x00\x12\x14\n\ntext_value\x18\x03 \x01(\tH\x00\x42\x06\n\x04kind\"\xd0\x01\n\x07\x45xample\x12\x0b\n\x03qid\x18\x01 \x01(\t\x12\x11\n\tutterance\x18\x02 \x01(\t\x12\x0e\n\x06scenes\x18\x03 \x03(\t\x12\x1f\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x0f.covr.v1.Answer\x12\x14\n\x0cpattern_name\x18\x05 \x01(\t\x12!\n\x07program\x18\x06 \x01(\x0b\x32\x10.covr.v1.Program\x12\x12\n\nproperties\x18\x07 \x03(\t\x12\'\n\nprovenance\x18\x08 \x01(\x0b\x32\x13.covr.v1.Provenance\"\xc3\x02\n\nProvenance\x12\x14\n\x0csource_image\x18\x01 \x01(\t\x12\x35\n\tsubgraphs\x18\x02 \x03(\x0b\x32\".covr.v1.Provenance.SubgraphsEntry\x12,\n\nsignatures\x18\x03 \x03(\x0b\x32\x18.covr.v1.ImageSignatures\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\x19\n\x11generator_version\x18\x05 \x01(\t\x12\x10\n\x08template\x18\x06 \x01(\t\x12\x16\n\x0epaper_template\x18\x07 \x01(\t\x12\x13\n\x0b\x61nswer_type\x18\x08 \x01(\t\x12\r\n\x05split\x18\t \x01(\t\x12\x11\n\tstructure\x18\n \x03(\r\x1a\x30\n\x0eSubgraphsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"7\n\x0fImageSignatures\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x12\n\nsignatures\x18\x02 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63ovr/v1/questions.proto\x12\x07\x63ovr.v1\x1a\x13\x63ovr/v1/scene.proto\"\xd0\x01\n\x18GenerateQuestionsRequest\x12\x12\n\x08image_id\x18\x01 \x01(\tH\x00\x12(\n\x08subgraph\x18\x02 \x01(\x0b\x32\x14.covr.v1.SubgraphRefH\x00\x12\x11\n\ttemplates\x18\x03 \x03(\t\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12\r\n\x05split\x18\x06 \x01(\t\x12\x14\n\x0cper_template\x18\x07 \x01(\r\x12\x17\n\x0fmax_image_share\x18\x08 \x01(\x01\x42\x08\n\x06source\"l\n\x19GenerateQuestionsResponse\x12\"\n\x08\x65xamples\x18\x01 \x03(\x0b\x32\x10.covr.v1.Example\x12+\n\x07summary\x18\x02 \x01(\x0b\x32\x1a.covr.v1.GenerationSummary\"\xb5\x02\n\x11GenerationSummary\x12\x34\n\x05\x66orms\x18\x01 \x03(\x0b\x32%.covr.v1.GenerationSummary.FormsEntry\x12\x38\n\x07\x64ropped\x18\x02 \x03(\x0b\x32\'.covr.v1.GenerationSummary.DroppedEntry\x12*\n\x0cimage_spread\x18\x03 \x01(\x0b\x32\x14.covr.v1.ImageSpread\x12\x10\n\x08\x65xamples\x18\x04 \x01(\x04\x1a\x42\n\nFormsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.covr.v1.FormSummary:\x02\x38\x01\x1a.\n\x0c\x44roppedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\"\xb8\x01\n\x0b\x46ormSummary\x12\x0e\n\x06wanted\x18\x01 \x01(\r\x12\x0c\n\x04made\x18\x02 \x01(\x04\x12\x12\n\nover_quota\x18\x03 \x01(\x04\x12\x13\n\x0bimage_share\x18\x04 \x01(\x04\x12\x32\n\x07\x64ropped\x18\x05 \x03(\x0b\x32!.covr.v1.FormSummary.DroppedEntry\x1a.\n\x0c\x44roppedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\"\x96\x01\n\x0bImageSpread\x12\x17\n\x0fmax_image_share\x18\x01 \x01(\x01\x12\x0c\n\x04held\x18\x02 \x01(\x08\x12\x0f\n\x07\x61pplies\x18\x03 \x01(\x08\x12\x18\n\x10most_shown_image\x18\x04 \x01(\t\x12\x1b\n\x13most_shown_examples\x18\x05 \x01(\x04\x12\x18\n\x10most_shown_share\x18\x06 \x01(\x01\"c\n\x0bProgramStep\x12\x11\n\toperation\x18\x01 \x01(\t\x12+\n\targuments\x18\x02 \x03(\x0b\x32\x18.covr.v1.ProgramArgument\x12\x14\n\x0c\x64\x65pendencies\x18\x03 \x03(\x05\"`\n\x0fProgramArgument\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x10\n\x06number\x18\x02 \x01(\x03H\x00\x12#\n\x07program\x18\x03 \x01(\x0b\x32\x10.covr.v1.ProgramH\x00\x42\x06\n\x04kind\".\n\x07Program\x12#\n\x05steps\x18\x01 \x03(\x0b\x32\x14.covr.v1.ProgramStep\"T\n\x06\x41nswer\x12\x14\n\nbool_value\x18\x01 \x01(\x08H\x00\x12\x16\n\x0cnumber_value\x18\x02 \x01(\x03H\x00\x12\x14\n\ntext_value\x18\x03 \x01(\tH\x00\x42\x06\n\x04kind\"\xd0\x01\n\x07\x45xample\x12\x0b\n\x03qid\x18\x01 \x01(\t\x12\x11\n\tutterance\x18\x02 \x01(\t\x12\x0e\n\x06scenes\x18\x03 \x03(\t\x12\x1f\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x0f.covr.v1.Answer\x12\x14\n\x0cpattern_name\x18\x05 \x01(\t\x12!\n\x07program\x18\x06 \x01(\x0b\x32\x10.covr.v1.Program\x12\x12\n\nproperties\x18\x07 \x03(\t\x12\'\n\nprovenance\x18\x08 \x01(\x0b\x32\x13.covr.v1.Provenance\"\xc3\x02\n\nProvenance\x12\x14\n\x0csource_image\x18\x01 \x01(\t\x12\x35\n\tsubgraphs\x18\x02 \x03(\x0b\x32\".covr.v1.Provenance.SubgraphsEntry\x12,\n\nsignatures\x18\x03 \x03(\x0b\x32\x18.covr.v1.ImageSignatures\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\x19\n\x11generator_version\x18\x05 \x01(\t\x12\x10\n\x08template\x18\x06 \x01(\t\x12\x16\n\x0epaper_template\x18\x07 \x01(\t\x12\x13\n\x0b\x61nswer_type\x18\x08 \x01(\t\x12\r\n\x05split\x18\t \x01(\t\x12\x11\n\tstructure\x18\n \x03(\r\x1a\x30\n\x0eSubgraphsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"7\n\x0fImageSignatures\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x12\n\nsignatures\x18\x02 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'covr_client._proto.questions_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_GENERATIONSUMMARY_FORMSENTRY']._loaded_options = None
+  _globals['_GENERATIONSUMMARY_FORMSENTRY']._serialized_options = b'8\001'
+  _globals['_GENERATIONSUMMARY_DROPPEDENTRY']._loaded_options = None
+  _globals['_GENERATIONSUMMARY_DROPPEDENTRY']._serialized_options = b'8\001'
+  _globals['_FORMSUMMARY_DROPPEDENTRY']._loaded_options = None
+  _globals['_FORMSUMMARY_DROPPEDENTRY']._serialized_options = b'8\001'
   _globals['_PROVENANCE_SUBGRAPHSENTRY']._loaded_options = None
   _globals['_PROVENANCE_SUBGRAPHSENTRY']._serialized_options = b'8\001'
   _globals['_GENERATEQUESTIONSREQUEST']._serialized_start=58
-  _globals['_GENERATEQUESTIONSREQUEST']._serialized_end=219
-  _globals['_GENERATEQUESTIONSRESPONSE']._serialized_start=221
-  _globals['_GENERATEQUESTIONSRESPONSE']._serialized_end=284
-  _globals['_PROGRAMSTEP']._serialized_start=286
-  _globals['_PROGRAMSTEP']._serialized_end=385
-  _globals['_PROGRAMARGUMENT']._serialized_start=387
-  _globals['_PROGRAMARGUMENT']._serialized_end=483
-  _globals['_PROGRAM']._serialized_start=485
-  _globals['_PROGRAM']._serialized_end=531
-  _globals['_ANSWER']._serialized_start=533
-  _globals['_ANSWER']._serialized_end=617
-  _globals['_EXAMPLE']._serialized_start=620
-  _globals['_EXAMPLE']._serialized_end=828
-  _globals['_PROVENANCE']._serialized_start=831
-  _globals['_PROVENANCE']._serialized_end=1154
-  _globals['_PROVENANCE_SUBGRAPHSENTRY']._serialized_start=1106
-  _globals['_PROVENANCE_SUBGRAPHSENTRY']._serialized_end=1154
-  _globals['_IMAGESIGNATURES']._serialized_start=1156
-  _globals['_IMAGESIGNATURES']._serialized_end=1211
+  _globals['_GENERATEQUESTIONSREQUEST']._serialized_end=266
+  _globals['_GENERATEQUESTIONSRESPONSE']._serialized_start=268
+  _globals['_GENERATEQUESTIONSRESPONSE']._serialized_end=376
+  _globals['_GENERATIONSUMMARY']._serialized_start=379
+  _globals['_GENERATIONSUMMARY']._serialized_end=688
+  _globals['_GENERATIONSUMMARY_FORMSENTRY']._serialized_start=574
+  _globals['_GENERATIONSUMMARY_FORMSENTRY']._serialized_end=640
+  _globals['_GENERATIONSUMMARY_DROPPEDENTRY']._serialized_start=642
+  _globals['_GENERATIONSUMMARY_DROPPEDENTRY']._serialized_end=688
+  _globals['_FORMSUMMARY']._serialized_start=691
+  _globals['_FORMSUMMARY']._serialized_end=875
+  _globals['_FORMSUMMARY_DROPPEDENTRY']._serialized_start=642
+  _globals['_FORMSUMMARY_DROPPEDENTRY']._serialized_end=688
+  _globals['_IMAGESPREAD']._serialized_start=878
+  _globals['_IMAGESPREAD']._serialized_end=1028
+  _globals['_PROGRAMSTEP']._serialized_start=1030
+  _globals['_PROGRAMSTEP']._serialized_end=1129
+  _globals['_PROGRAMARGUMENT']._serialized_start=1131
+  _globals['_PROGRAMARGUMENT']._serialized_end=1227
+  _globals['_PROGRAM']._serialized_start=1229
+  _globals['_PROGRAM']._serialized_end=1275
+  _globals['_ANSWER']._serialized_start=1277
+  _globals['_ANSWER']._serialized_end=1361
+  _globals['_EXAMPLE']._serialized_start=1364
+  _globals['_EXAMPLE']._serialized_end=1572
+  _globals['_PROVENANCE']._serialized_start=1575
+  _globals['_PROVENANCE']._serialized_end=1898
+  _globals['_PROVENANCE_SUBGRAPHSENTRY']._serialized_start=1850
+  _globals['_PROVENANCE_SUBGRAPHSENTRY']._serialized_end=1898
+  _globals['_IMAGESIGNATURES']._serialized_start=1900
+  _globals['_IMAGESIGNATURES']._serialized_end=1955
 # @@protoc_insertion_point(module_scope)

@@ -34,6 +34,8 @@ class GenerateQuestionsRequest(_message.Message):
     COUNT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     SPLIT_FIELD_NUMBER: _builtins.int
+    PER_TEMPLATE_FIELD_NUMBER: _builtins.int
+    MAX_IMAGE_SHARE_FIELD_NUMBER: _builtins.int
     image_id: _builtins.str
     """questions about subgraphs of this image (source image)"""
     count: _builtins.int
@@ -43,6 +45,19 @@ class GenerateQuestionsRequest(_message.Message):
     split: _builtins.str
     """Images are drawn from this split; empty = the source image's (for a subgraph source: the
     source is chosen among images of any split).
+    """
+    per_template: _builtins.int
+    """Keep at most about this many examples of each form (template) and stop filling a form once
+    it has them (a text's two answers stay together, so a form may get N + 1), as
+    `covr generate --per-template N` does; 0 = no quota (every example the source gives). At
+    most COVR_SERVICE_MAX_PAGE_SIZE. The last message then carries `summary`.
+    """
+    max_image_share: _builtins.float
+    """No image in more than this share of the call's examples (`covr generate --max-image-share`);
+    0 (the server's default) or 1 = no cap; otherwise in (0, 1). With one source image the share
+    cannot apply (the source image is in every example; `summary.image_spread.applies` says so).
+    Examples are then held until the engine has finished (the share is a property of the whole
+    output). The last message then carries `summary`.
     """
     @_builtins.property
     def subgraph(self) -> _scene_pb2.SubgraphRef:
@@ -63,10 +78,12 @@ class GenerateQuestionsRequest(_message.Message):
         count: _builtins.int = ...,
         seed: _builtins.int = ...,
         split: _builtins.str = ...,
+        per_template: _builtins.int = ...,
+        max_image_share: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["image_id", b"image_id", "source", b"source", "subgraph", b"subgraph"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "image_id", b"image_id", "seed", b"seed", "source", b"source", "split", b"split", "subgraph", b"subgraph", "templates", b"templates"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "image_id", b"image_id", "max_image_share", b"max_image_share", "per_template", b"per_template", "seed", b"seed", "source", b"source", "split", b"split", "subgraph", b"subgraph", "templates", b"templates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["image_id", "subgraph"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
@@ -79,25 +96,217 @@ class GenerateQuestionsResponse(_message.Message):
     """One message of the GenerateQuestions stream: the next examples, at most the service's page
     size (COVR_SERVICE_PAGE_SIZE) per message. Batched because a message per example cost about
     0.16 ms each in gRPC Python (40 ms for the ~250 examples of one image).
+
+    With per_template or max_image_share set, the last message carries `summary` (what
+    `covr generate` writes into OUT.dropped.json); it may hold no examples.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     EXAMPLES_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def examples(self) -> _containers.RepeatedCompositeFieldContainer[Global___Example]: ...
+    @_builtins.property
+    def summary(self) -> Global___GenerationSummary:
+        """last message only, when per_template or max_image_share is set"""
+
     def __init__(
         self,
         *,
         examples: _abc.Iterable[Global___Example] | None = ...,
+        summary: Global___GenerationSummary | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["examples", b"examples"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["examples", b"examples", "summary", b"summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GenerateQuestionsResponse: _TypeAlias = GenerateQuestionsResponse  # noqa: Y015
+
+@_typing.final
+class GenerationSummary(_message.Message):
+    """What a generation with a quota or an image share kept and dropped: the `forms`, `dropped` and
+    `image_spread` of `covr generate`'s OUT.dropped.json, for the examples of this call. When
+    `count` ends the stream early the generation stops there too, so the figures describe the
+    examples generated until then.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class FormsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___FormSummary: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___FormSummary | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class DroppedEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    FORMS_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    IMAGE_SPREAD_FIELD_NUMBER: _builtins.int
+    EXAMPLES_FIELD_NUMBER: _builtins.int
+    examples: _builtins.int
+    """examples sent in this stream"""
+    @_builtins.property
+    def forms(self) -> _containers.MessageMap[_builtins.str, Global___FormSummary]:
+        """per form (template name) of the request's templates"""
+
+    @_builtins.property
+    def dropped(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """candidates dropped, per reason (totals over the forms)"""
+
+    @_builtins.property
+    def image_spread(self) -> Global___ImageSpread: ...
+    def __init__(
+        self,
+        *,
+        forms: _abc.Mapping[_builtins.str, Global___FormSummary] | None = ...,
+        dropped: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        image_spread: Global___ImageSpread | None = ...,
+        examples: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image_spread", b"image_spread"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dropped", b"dropped", "examples", b"examples", "forms", b"forms", "image_spread", b"image_spread"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GenerationSummary: _TypeAlias = GenerationSummary  # noqa: Y015
+
+@_typing.final
+class FormSummary(_message.Message):
+    """One form of a GenerationSummary."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class DroppedEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    WANTED_FIELD_NUMBER: _builtins.int
+    MADE_FIELD_NUMBER: _builtins.int
+    OVER_QUOTA_FIELD_NUMBER: _builtins.int
+    IMAGE_SHARE_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    wanted: _builtins.int
+    """the request's per_template (0 = no quota)"""
+    made: _builtins.int
+    """examples kept (and sent, unless `count` cut the stream)"""
+    over_quota: _builtins.int
+    """examples not kept because the form was full"""
+    image_share: _builtins.int
+    """examples not kept under max_image_share"""
+    @_builtins.property
+    def dropped(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """candidates dropped, per reason"""
+
+    def __init__(
+        self,
+        *,
+        wanted: _builtins.int = ...,
+        made: _builtins.int = ...,
+        over_quota: _builtins.int = ...,
+        image_share: _builtins.int = ...,
+        dropped: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dropped", b"dropped", "image_share", b"image_share", "made", b"made", "over_quota", b"over_quota", "wanted", b"wanted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FormSummary: _TypeAlias = FormSummary  # noqa: Y015
+
+@_typing.final
+class ImageSpread(_message.Message):
+    """The most-shown image of the kept examples against max_image_share."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MAX_IMAGE_SHARE_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    APPLIES_FIELD_NUMBER: _builtins.int
+    MOST_SHOWN_IMAGE_FIELD_NUMBER: _builtins.int
+    MOST_SHOWN_EXAMPLES_FIELD_NUMBER: _builtins.int
+    MOST_SHOWN_SHARE_FIELD_NUMBER: _builtins.int
+    max_image_share: _builtins.float
+    """0 = no cap"""
+    held: _builtins.bool
+    """no image in more than the share (true without a cap)"""
+    applies: _builtins.bool
+    """whether these images could hold the share at all"""
+    most_shown_image: _builtins.str
+    most_shown_examples: _builtins.int
+    most_shown_share: _builtins.float
+    """most_shown_examples / examples"""
+    def __init__(
+        self,
+        *,
+        max_image_share: _builtins.float = ...,
+        held: _builtins.bool = ...,
+        applies: _builtins.bool = ...,
+        most_shown_image: _builtins.str = ...,
+        most_shown_examples: _builtins.int = ...,
+        most_shown_share: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["applies", b"applies", "held", b"held", "max_image_share", b"max_image_share", "most_shown_examples", b"most_shown_examples", "most_shown_image", b"most_shown_image", "most_shown_share", b"most_shown_share"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageSpread: _TypeAlias = ImageSpread  # noqa: Y015
 
 @_typing.final
 class ProgramStep(_message.Message):
