@@ -34,12 +34,14 @@ from covr.scene.subgraph import Subgraph
 if TYPE_CHECKING:
     from covr.questions.options import GenerationOptions
 
-GENERATOR_VERSION = "covr-questions/5"
+GENERATOR_VERSION = "covr-questions/6"
 """Bumped when the same seed draws other examples: /2 seeds each form's draws and each
 subgraph's lookup apart, keeps only texts with two answers and drops image-count shortcuts;
 /3 the answer rules of issues 36 and 37; /4 parts per whole, wholes named by their parts,
 materials, picture synonyms and a lower nested-box share (the third issue 36 audit); /5 things
-drawn on signs and pictures, body and animal parts per owner (the fourth)."""
+drawn on signs and pictures, body and animal parts per owner (the fourth); /6 coatings, one
+thing named two ways, parts half inside their whole, positions not tying a drawn thing (the
+fifth)."""
 MAX_LOOKUP_SEED = 2**63 - 1
 """Lookup seeds stay within the service's seed range (0 .. 2^63-1)."""
 

@@ -7,11 +7,21 @@ material counted as a thing, two names a reader takes for one thing, one thing b
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import cast
+
 import pytest
 
-from covr.questions.answer_rules import PictureChecks, depicted, nested_pair, whole_without_part
+from covr.questions.answer_rules import (
+    PictureChecks,
+    depicted,
+    named_twice,
+    nested_pair,
+    whole_without_part,
+)
 from covr.questions.names import corefer
 from covr.questions.part_whole import wholes_of
+from covr.questions.slots import Instance
 from covr.questions.world import default_attribute_types
 from covr.related.memory import InMemoryRelated
 from covr.scene.model import Box, Object, Relation, SceneGraph
@@ -125,3 +135,48 @@ def test_a_bike_drawn_on_a_sign_is_not_a_bike() -> None:
         source="t", original_id="4", split="val", objects=[sign, letters], width=640, height=480
     )
     assert not depicted(lettered, frozenset({"letter"}))
+
+
+def test_where_a_drawn_thing_stands_does_not_take_it_off_its_sign() -> None:
+    """The fifth audit: GQA relates most pairs "to the left of" / "to the right of", which
+    had let every drawn thing through."""
+    sign = _obj("1", "sign", (100, 50, 60, 60))
+    drawn = _obj("2", "pizza", (110, 60, 40, 30))
+    tree = _obj("3", "tree", (300, 0, 100, 300))
+    left = Relation(id="r1", name="to the left of", subject="2", object="3")
+    shop = SceneGraph.build(
+        source="t", original_id="5", split="val", objects=[sign, drawn, tree],
+        relations=[left], width=640, height=480,
+    )  # fmt: skip
+    assert depicted(shop, frozenset({"pizza"}))
+
+
+def test_a_part_belongs_to_a_whole_when_half_its_box_is_inside() -> None:
+    """The fifth audit: one fallen branch touching a large tree's box (27 %) was taken for the
+    tree's branches."""
+    tree = _obj("1", "tree", (0, 0, 400, 300))
+    fallen = _obj("2", "branch", (380, 280, 100, 40))
+    assert whole_without_part([tree, fallen], "branch", wholes_of("branch"))
+    held = _obj("3", "branch", (300, 100, 80, 40))
+    assert not whole_without_part([tree, held], "branch", wholes_of("branch"))
+
+
+def test_one_thing_named_two_ways_is_one_thing() -> None:
+    """The fifth audit: a ``box`` and a ``sign`` with nearly one box (89 % / 72 %)."""
+    sign = _obj("1", "sign", (100, 100, 100, 80))
+    box = _obj("2", "box", (110, 100, 90, 70))
+    assert named_twice([sign, box], frozenset({"box"}))
+    man = _obj("3", "man", (0, 0, 100, 300))
+    shirt = _obj("4", "shirt", (10, 50, 80, 100))
+    assert not named_twice([man, shirt], frozenset({"shirt", "man"}))
+
+
+def test_a_coating_is_never_asked_about() -> None:
+    """The fourth and fifth audits: "How many images contain yellow paint?"."""
+    van = _scene("9", [_obj("1", "paint", (0, 0, 5, 5))])
+    checks = _generator([van])
+    program = [{"operation": "find", "arguments": ["paint"], "dependencies": []}]
+    instance = cast(Instance, SimpleNamespace(program=program))
+    assert checks.rejects(instance, [van.image_id]) == "coating"
+    program = [{"operation": "find", "arguments": ["van"], "dependencies": []}]
+    assert checks.rejects(cast(Instance, SimpleNamespace(program=program)), [van.image_id]) is None
