@@ -284,7 +284,7 @@ def test_nothing_asked_is_only_drawn_on_a_sign_or_a_picture(run: dict[str, Any])
     def inside(a: dict[str, Any], b: dict[str, Any]) -> bool:
         w = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
         h = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
-        return w > 0 and h > 0 and w * h >= 0.9 * a["w"] * a["h"]
+        return bool(w > 0 and h > 0 and w * h >= 0.9 * a["w"] * a["h"])
 
     drawn: set[tuple[str, str]] = set()
     for k, v in raw.items():
@@ -356,15 +356,14 @@ def _gqa_objects_with_boxes() -> dict[str, list[dict[str, Any]]]:
 
 
 def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return min(a["x"] + a["w"], b["x"] + b["w"]) > max(a["x"], b["x"]) and min(
-        a["y"] + a["h"], b["y"] + b["h"]
-    ) > max(a["y"], b["y"])
+    across = min(a["x"] + a["w"], b["x"] + b["w"]) > max(a["x"], b["x"])
+    return bool(across and min(a["y"] + a["h"], b["y"] + b["h"]) > max(a["y"], b["y"]))
 
 
 def _half_inside(part: dict[str, Any], whole: dict[str, Any]) -> bool:
     w = min(part["x"] + part["w"], whole["x"] + whole["w"]) - max(part["x"], whole["x"])
     h = min(part["y"] + part["h"], whole["y"] + whole["h"]) - max(part["y"], whole["y"])
-    return w > 0 and h > 0 and w * h >= 0.5 * part["w"] * part["h"]
+    return bool(w > 0 and h > 0 and w * h >= 0.5 * part["w"] * part["h"])
 
 
 @pytest.mark.parametrize("run_name", ["full", "generated", "vg"])

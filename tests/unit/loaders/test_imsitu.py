@@ -10,7 +10,7 @@ import pytest
 
 from covr.scene.model import SceneGraph
 from covr_loaders import imsitu
-from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem
+from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem, RecordError
 from covr_loaders.jsonio import ByteCounter
 from covr_loaders.samples import SAMPLES
 
@@ -287,7 +287,7 @@ def test_a_role_twice_in_a_frame_is_a_problem(space: imsitu.Space) -> None:
     """Frame keys are read case-insensitively, so ``agent`` and ``AGENT`` are one role named
     twice: a problem naming it, not the last value silently (issue 40 row 12)."""
     record = {"verb": "reading", "frames": [{"agent": "n10787470", "AGENT": "n10287213"}]}
-    with pytest.raises(imsitu.RecordError) as caught:
+    with pytest.raises(RecordError) as caught:
         imsitu.convert("t.jpg", record, "dev", space)
     assert caught.value.field == "frames[0].AGENT"
     assert "twice" in caught.value.message
