@@ -1,4 +1,4 @@
-// summary: deletes staged images (load/stage_images) of the attempt $stage, or staged before $before (seconds since the epoch), with their objects, relations and rel-mods: what a failed or killed replacement left; no stored image is touched (the staged ones hang off a StagedImage)
+// summary: deletes staged images (load/falkordb/stage_images) of the attempt $stage, or staged before $before (seconds since the epoch), with their objects, relations and rel-mods: what a failed or killed replacement left; no stored image is touched (the staged ones hang off a StagedImage)
 // params: {"stage": "s-1", "before": 1600000000}
 MATCH (s:StagedImage)
 WHERE s.stage = $stage OR s.staged_at < $before

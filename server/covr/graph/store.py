@@ -242,8 +242,8 @@ class GraphStore(ABC):
 
         This default needs nothing but single statements that apply whole, which every backend
         has: the images not yet stored are created as usual; the new versions of ``present`` are
-        staged under an image node no reader matches (``load/stage_images``); one statement
-        then deletes each old version and relabels the staged image (``load/switch_images``).
+        staged under an image node no reader matches (``load/falkordb/stage_images``); one statement
+        then deletes each old version and relabels the staged image (``load/falkordb/switch_images``).
         The staged nodes carry their final keys from the start, beside the stored version's
         equal keys: keys are unique by construction (``covr.scene.limits``), so a backend that
         runs this default holds no store constraint on them. FalkorDB
@@ -261,8 +261,10 @@ class GraphStore(ABC):
         self.write(drop, {"stage": "", "before": now - STAGED_MAX_AGE_S}, timeout=timeout)
         staged = {**create, "only": list(present), "stage": stage, "staged_at": now}
         try:
-            total.add(self.write(catalog.get("load/stage_images"), staged, timeout=timeout))
-            switch = catalog.get("load/switch_images")
+            total.add(
+                self.write(catalog.get("load/falkordb/stage_images"), staged, timeout=timeout)
+            )
+            switch = catalog.get("load/falkordb/switch_images")
             total.add(self.write(switch, {"stage": stage}, timeout=timeout))
         except Exception:
             # the stored versions are untouched; what was staged is invisible garbage, dropped

@@ -64,7 +64,6 @@ NO_SEEK: dict[str, str] = {
     "bench/naive_image": "creates one image, reads nothing",
     "bench/unwind_create": "creates nodes from rows, reads nothing",
     "stats/create_rows": "creates the name statistics rows, reads nothing",
-    "load/stage_images": "creates the staged versions of images from rows, reads nothing",
     # whole labels, by design
     "admin/count_relationships_by_type": "counts every relationship per type (`covr db stats`)",
     "admin/stats_images": "images per source and split: every image",
@@ -88,7 +87,6 @@ NO_SEEK: dict[str, str] = {
     # killed) staged: a few batches at most, so a scan of the label is a scan of those
     "load/drop_staged": "staged images of one attempt or older than an hour (label scan of "
     "StagedImage, which only replacements in flight fill)",
-    "load/switch_images": "the images staged by one attempt (label scan of StagedImage)",
     # paging by a computed id: correct on both engines, at the price of a label scan per page
     "load/image_ids_after": "pages by a computed id (docs/graph-store.md, cypher-portable notes: "
     "an index-backed string range skips non-ASCII ids on FalkorDB and orders differently on "

@@ -292,7 +292,7 @@ def test_staged_images_left_by_a_killed_replacement_are_invisible_and_dropped_la
         "stage": "left-behind",
         "staged_at": 1.0,  # long ago
     }
-    store.write(catalog.get("load/stage_images"), staged)
+    store.write(catalog.get("load/falkordb/stage_images"), staged)
     assert [get_scene_graph(store, g.image_id) for g in graphs] == graphs
     assert counts(store)["nodes"]["Image"] == 4
     write_batch(store, Batch.of(0, renamed))

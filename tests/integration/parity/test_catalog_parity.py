@@ -67,8 +67,6 @@ WRITE_ORDER = (
     "bench/naive_object",
     "bench/naive_relation",
     "bench/delete_all",
-    "load/stage_images",
-    "load/switch_images",
     "load/drop_staged",
     "load/create_images",
     "load/delete_images",
@@ -202,18 +200,7 @@ def _create_images(data: Data) -> list[Params]:
     return [Batch.of(0, graphs).create_params()] if graphs else []
 
 
-def _stage_images(data: Data) -> list[Params]:
-    # new versions of two stored images (an atomic replacement's first half)
-    graphs = data.stored[:2]
-    if not graphs:
-        return []
-    params = Batch.of(0, graphs).create_params()
-    return [{**params, "only": params["ids"], "stage": "parity", "staged_at": 1.0}]
-
-
 PARAMETERS: dict[str, ParamSource] = {
-    "load/stage_images": _stage_images,
-    "load/switch_images": lambda _: [{"stage": "parity", "sep": ":", "relation_sep": ":r:"}],
     "load/drop_staged": lambda _: [{"stage": "parity", "before": 2.0}],
     "admin/schema_version": lambda _: [{"key": "schema"}, {"key": MISSING}],
     "load/delete_images": lambda data: [{"ids": [*data.ids[::3], "example:missing"]}],

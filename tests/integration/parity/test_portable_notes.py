@@ -185,7 +185,7 @@ def test_neo4j_rolls_back_a_failed_statement_that_deleted_and_created(pair: Pair
     reason="FalkorDB 4.16: rolling back a failed statement that deleted nodes and then created "
     "nodes with relationships restores the deleted nodes with their relationships wired to the "
     "wrong nodes; so no statement of the catalog deletes and creates (a re-load batch stages "
-    "its new images, then load/switch_images deletes and relabels: GraphStore.replace_images)",
+    "its new images, then load/falkordb/switch_images deletes and relabels: GraphStore.replace_images)",
 )
 def test_falkordb_rolls_back_a_failed_statement_that_deleted_and_created(pair: Pair) -> None:
     assert rolls_back_exactly(pair.falkordb)
