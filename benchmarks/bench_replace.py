@@ -14,7 +14,7 @@ come from the baseline directory (``server/`` and ``loaders/`` on ``PYTHONPATH``
 files are this checkout's, which add statements and change none the baseline runs.
 
 Run: ``.venv/bin/python benchmarks/bench_replace.py --baseline /tmp/base [--images 8500]
-[--repeats 3] [--backend falkordb|neo4j] [--json PATH]``.
+[--repeats 3] [--backend falkordb|neo4j] [--batch-images 5000] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from benchmarks.harness import parse_args, write_json
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_run(path: Path, data_dir: Path, backend: str) -> dict[str, Any]:
+def one_run(path: Path, data_dir: Path, backend: str, batch_images: int) -> dict[str, Any]:
     """Load ``path`` twice into a fresh store (in this process); elements/s of each load."""
     from covr.graph import open_store
     from covr.settings import Settings
@@ -54,14 +54,16 @@ def one_run(path: Path, data_dir: Path, backend: str) -> dict[str, Any]:
         job = gqa_job([path], "train", settings)
         for name in ("first", "again"):
             started = time.perf_counter()
-            summary = run_load(store, job, data_dir=data_dir / name, batch_images=5000)
+            summary = run_load(store, job, data_dir=data_dir / name, batch_images=batch_images)
             seconds = time.perf_counter() - started
             elements = summary.nodes_created + summary.relationships_created
             out[name] = {"seconds": seconds, "elements_per_s": elements / seconds}
     return out
 
 
-def run_checkout(checkout: Path, path: Path, backend: str, work: Path) -> dict[str, Any]:
+def run_checkout(
+    checkout: Path, path: Path, backend: str, work: Path, batch_images: int
+) -> dict[str, Any]:
     env = dict(os.environ)
     if checkout != ROOT:
         env["PYTHONPATH"] = os.pathsep.join(
@@ -78,6 +80,8 @@ def run_checkout(checkout: Path, path: Path, backend: str, work: Path) -> dict[s
             str(data_dir),
             "--backend",
             backend,
+            "--batch-images",
+            str(batch_images),
         ],
         env=env,
         capture_output=True,
@@ -97,11 +101,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backend", default="falkordb")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--batch-images",
+        type=int,
+        default=5000,
+        help="images per write (5000: FalkorDB's default; the managed Neo4j's is 500)",
+    )
     parser.add_argument("--single", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     args = parse_args(parser, {"images": 200, "repeats": 1})
     if args.single is not None:
-        print(json.dumps(one_run(args.single, args.data_dir, args.backend)))
+        print(json.dumps(one_run(args.single, args.data_dir, args.backend, args.batch_images)))
         return
     from covr_loaders import gqa, synthetic
 
@@ -115,7 +125,7 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in checkouts}
     for repeat in range(args.repeats):
         for name, checkout in checkouts.items():
-            result = run_checkout(checkout, path, args.backend, work)
+            result = run_checkout(checkout, path, args.backend, work, args.batch_images)
             runs[name].append(result)
             print(
                 f"[{repeat + 1}/{args.repeats}] {name}: first {result['first']['elements_per_s']:,.0f}"
