@@ -15,7 +15,7 @@ programs of one source image).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 from covr.questions.names import holds_coreferent, queried_names, tested_attributes
@@ -45,7 +45,8 @@ class PictureChecks:
         # the names the program looks for, read once for every check (each had walked the
         # program itself, for every image set tried)
         queried = frozenset(queried_names(instance.program))
-        if {noun_key(n) for n in queried} & COATINGS:
+        keys = frozenset(map(noun_key, queried))
+        if keys & COATINGS:
             return "coating"
         if self._ambiguous(queried, images):
             return "coreferent-name"
@@ -53,7 +54,8 @@ class PictureChecks:
             return "presence-unannotated"
         if self._twice_annotated(queried, images):
             return "nested-duplicate"
-        if self._named_twice(queried, images):
+        # one thing named two ways (:func:`named_twice`), which a reader counts once
+        if self._any_image(self._named_twice_cache, keys, images, _named_twice_in):
             return "named-twice"
         if self._part_unannotated(queried, images):
             return "part-unannotated"
@@ -61,7 +63,8 @@ class PictureChecks:
             return "whole-by-part"
         if self._material_as_thing(queried, images):
             return "material-as-thing"
-        if self._depicted(queried, images):
+        # a picture on a sign, a poster or a screen (:func:`depicted`), not the thing
+        if self._any_image(self._depicted_cache, keys, images, depicted):
             return "depicted"
 
         if self._attribute_unknown(instance, images):
@@ -157,29 +160,20 @@ class PictureChecks:
             )
         return found
 
-    def _named_twice(self, queried: frozenset[str], images: list[str]) -> bool:
-        """Whether a shown object of an asked name has nearly the box of an object of another
-        name (:func:`named_twice`): one thing named two ways, which a reader counts once."""
-        names = frozenset(map(noun_key, queried))
+    def _any_image(
+        self,
+        cache: dict[tuple[frozenset[str], str], bool],
+        keys: frozenset[str],
+        images: list[str],
+        judge: Callable[[SceneGraph, frozenset[str]], bool],
+    ) -> bool:
+        """Whether ``judge`` holds for a shown image and the asked names (normalized), each
+        answer remembered per (names, image): the engine asks about the same images for many
+        programs of one source image."""
         for image in images:
-            key = (names, image)
-            found = self._named_twice_cache.get(key)
+            found = cache.get((keys, image))
             if found is None:
-                objects = self.provider.scene(image).objects
-                found = self._named_twice_cache[key] = named_twice(objects, names)
-            if found:
-                return True
-        return False
-
-    def _depicted(self, queried: frozenset[str], images: list[str]) -> bool:
-        """Whether a shown object of an asked name is a picture on a sign, a poster or a
-        screen (:func:`depicted`), which a reader does not count as the thing."""
-        names = frozenset(map(noun_key, queried))
-        for image in images:
-            key = (names, image)
-            found = self._depicted_cache.get(key)
-            if found is None:
-                found = self._depicted_cache[key] = depicted(self.provider.scene(image), names)
+                found = cache[(keys, image)] = judge(self.provider.scene(image), keys)
             if found:
                 return True
         return False
@@ -265,6 +259,10 @@ def nested_pair(boxes: Sequence[Box | None]) -> bool:
 SAME_BOX = 0.7
 """The share of each of two boxes inside the other that makes two differently named objects
 one thing (the fifth audit: a ``box`` 89 % / 72 % on a ``sign``, both holding the same arrow)."""
+
+
+def _named_twice_in(scene: SceneGraph, names: frozenset[str]) -> bool:
+    return named_twice(scene.objects, names)
 
 
 def named_twice(objects: Sequence[Object], names: AbstractSet[str]) -> bool:
