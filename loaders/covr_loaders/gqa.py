@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from covr.scene.model import Box, Object, Relation, SceneGraph, to_gqa_dict
-from covr_loaders.errors import REST_OF_FILE, Problem, RecordError
+from covr_loaders.errors import Problem, RecordError
 from covr_loaders.fields import (
     as_id,
     as_list,
@@ -26,7 +26,7 @@ from covr_loaders.fields import (
     optional_number,
     required,
 )
-from covr_loaders.jsonio import ByteCounter, iter_entries
+from covr_loaders.jsonio import ByteCounter, read_records
 
 SOURCE = "gqa"
 LEFT_RIGHT = frozenset({"to the left of", "to the right of"})
@@ -139,17 +139,9 @@ def read(
     path: Path, *, split: str, counter: ByteCounter, options: GqaOptions = GqaOptions()
 ) -> Iterator[SceneGraph | Problem]:
     """Stream one GQA scene-graph file: a scene graph per valid record, a problem per bad one."""
-    for entry in iter_entries(path, "object", counter):
-        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
-            yield entry
-            if entry.record == REST_OF_FILE:
-                return
-            continue
-        key, value, offset = entry
-        try:
-            yield convert(key, value, split, options)
-        except RecordError as exc:
-            yield Problem(str(path), key, exc.field, exc.message, offset)
+    return read_records(
+        path, "object", counter, lambda key, value: convert(key, value, split, options)
+    )
 
 
 def to_record(graph: SceneGraph) -> tuple[str, Mapping[str, Any]]:

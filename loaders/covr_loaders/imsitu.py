@@ -31,9 +31,9 @@ from typing import Any, Literal
 
 from covr.jsontext import REPEATED_KEY, JsonTextError, loads
 from covr.scene.model import Object, Relation, RelMod, SceneGraph, SceneGraphError, validate
-from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem, RecordError
+from covr_loaders.errors import InputFileError, Problem, RecordError
 from covr_loaders.fields import as_list, as_mapping, as_name, required
-from covr_loaders.jsonio import ByteCounter, check_file, iter_entries
+from covr_loaders.jsonio import ByteCounter, check_file, read_records
 
 SOURCE = "imsitu"
 PLACE = "place"
@@ -437,14 +437,6 @@ def read(
     options: ImsituOptions = ImsituOptions(),
 ) -> Iterator[SceneGraph | Problem]:
     """Stream one imSitu file: a scene graph per valid record, a problem per bad one."""
-    for entry in iter_entries(path, "object", counter):
-        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
-            yield entry
-            if entry.record == REST_OF_FILE:
-                return
-            continue
-        key, value, offset = entry
-        try:
-            yield convert(key, value, split, space, options)
-        except RecordError as exc:
-            yield Problem(str(path), key, exc.field, exc.message, offset)
+    return read_records(
+        path, "object", counter, lambda key, value: convert(key, value, split, space, options)
+    )

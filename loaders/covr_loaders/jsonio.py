@@ -10,11 +10,12 @@ top-level shape, and a byte counter for progress bars.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from covr_loaders.errors import InputFileError, Problem
+from covr.scene.model import SceneGraph
+from covr_loaders.errors import REST_OF_FILE, InputFileError, Problem, RecordError
 from covr_loaders.json_entries import EntryReader, entries
 
 DEFAULT_MAX_RECORD_BYTES = 16 << 20
@@ -98,3 +99,32 @@ def iter_entries(
         counting = _CountingReader(raw, counter)
         reader = EntryReader(counting, str(path), counter.max_record_bytes)  # type: ignore[arg-type]
         yield from entries(reader, _OPENERS[shape].decode(), lambda: counting.position)
+
+
+def _entry_key(key: str, value: Any) -> str:
+    return key
+
+
+def read_records(
+    path: Path,
+    shape: Shape,
+    counter: ByteCounter,
+    convert: Callable[[str, Any], SceneGraph],
+    record_name: Callable[[str, Any], str] = _entry_key,
+) -> Iterator[SceneGraph | Problem]:
+    """The read loop every dataset reader shares: ``convert(key, value)`` per entry of
+    :func:`iter_entries`, a :class:`Problem` per bad record (its :class:`RecordError` named by
+    ``record_name(key, value)``: the object key, or what an array's record says it is), and
+    the end of the stream at a file that breaks off (its ``REST_OF_FILE`` problem is the last).
+    A bad record is skipped, never the ones after it."""
+    for entry in iter_entries(path, shape, counter):
+        if isinstance(entry, Problem):
+            yield entry
+            if entry.record == REST_OF_FILE:
+                return
+            continue
+        key, value, offset = entry
+        try:
+            yield convert(key, value)
+        except RecordError as exc:
+            yield Problem(str(path), record_name(key, value), exc.field, exc.message, offset)

@@ -31,7 +31,7 @@ from covr_loaders.fields import (
     optional_number,
     required,
 )
-from covr_loaders.jsonio import ByteCounter, iter_entries
+from covr_loaders.jsonio import ByteCounter, iter_entries, read_records
 
 SOURCE = "vg"
 SPLIT_FILES = ("objects.json", "attributes.json", "relationships.json")
@@ -160,17 +160,13 @@ def _record_name(value: Any, index: str) -> str:
 
 def read(path: Path, *, split: str, counter: ByteCounter) -> Iterator[SceneGraph | Problem]:
     """Stream a ``scene_graphs.json`` file."""
-    for entry in iter_entries(path, "array", counter):
-        if isinstance(entry, Problem):  # a bad record is skipped; a broken file ends here
-            yield entry
-            if entry.record == REST_OF_FILE:
-                return
-            continue
-        index, value, offset = entry
-        try:
-            yield convert(value, split)
-        except RecordError as exc:
-            yield Problem(str(path), _record_name(value, index), exc.field, exc.message, offset)
+    return read_records(
+        path,
+        "array",
+        counter,
+        lambda index, value: convert(value, split),
+        lambda index, value: _record_name(value, index),
+    )
 
 
 @dataclass
