@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
 import typer
 
@@ -47,9 +47,10 @@ def say_unless(quiet: bool) -> Callable[[str], None]:
 
 
 BACKEND_HELP = (
-    "Which server the project starts itself: falkordb (embedded, the default) or neo4j "
-    "(managed Neo4j Community); same as COVR_GRAPH_BACKEND."
+    "Which server the project starts itself, one of COVR_GRAPH_BACKEND's values: falkordb "
+    "(embedded, the default) or neo4j (managed Neo4j Community)."
 )
+BACKEND_METAVAR = "NAME"
 
 
 def choose_backend(backend: str | None) -> None:
@@ -61,11 +62,21 @@ def choose_backend(backend: str | None) -> None:
     command's settings sent a later command's writes to the first one's data directory.
     """
     if backend is not None:
-        if backend not in ("falkordb", "neo4j"):
-            fail(f"--backend: expected falkordb or neo4j, got {backend!r}", EXIT_BAD_INPUT)
+        names = managed_backends()
+        if backend not in names:
+            fail(f"--backend: expected {' or '.join(names)}, got {backend!r}", EXIT_BAD_INPUT)
         os.environ["COVR_GRAPH_BACKEND"] = backend
     if "covr.settings" in sys.modules:  # nothing to forget when settings were never read
         sys.modules["covr.settings"].get_settings.cache_clear()
+
+
+def managed_backends() -> tuple[str, ...]:
+    """The servers the project can start itself: the values ``COVR_GRAPH_BACKEND`` accepts
+    (read from the settings' field, so a new backend is added there and in the graph room, not
+    here). Imported only when ``--backend`` is given: `covr --help` loads no pydantic."""
+    from covr.settings import Settings
+
+    return tuple(get_args(Settings.model_fields["graph_backend"].annotation))
 
 
 def load_settings() -> Settings:

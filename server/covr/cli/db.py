@@ -8,6 +8,7 @@ import typer
 
 from covr.cli.common import (
     BACKEND_HELP,
+    BACKEND_METAVAR,
     choose_backend,
     fail,
     load_settings,
@@ -22,7 +23,7 @@ app = typer.Typer(help="Start, stop, inspect and reset the graph store.", no_arg
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 BackendOption = Annotated[
-    str | None, typer.Option("--backend", metavar="falkordb|neo4j", help=BACKEND_HELP)
+    str | None, typer.Option("--backend", metavar=BACKEND_METAVAR, help=BACKEND_HELP)
 ]
 
 

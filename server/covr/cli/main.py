@@ -15,6 +15,7 @@ from covr.cli import scale as scale_cli
 from covr.cli import view as view_cli
 from covr.cli.common import (
     BACKEND_HELP,
+    BACKEND_METAVAR,
     EXIT_BAD_INPUT,
     choose_backend,
     fail,
@@ -56,7 +57,7 @@ app.command()(build_cli.build)
 @app.callback()
 def main(
     backend: str | None = typer.Option(
-        None, "--backend", metavar="falkordb|neo4j", help=BACKEND_HELP
+        None, "--backend", metavar=BACKEND_METAVAR, help=BACKEND_HELP
     ),
 ) -> None:
     """COVR graph service: scene graphs in a graph database, distractors, questions, splits."""

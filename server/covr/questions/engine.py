@@ -27,7 +27,13 @@ from covr.questions.signature_rules import rule_holds, signature_order
 from covr.questions.slots import Instance, Related, instantiate
 from covr.questions.templates import Template
 from covr.questions.world import AttributeTypes, PartsCache, World
-from covr.related.api import RelatedImage, RelatedProvider, contains, stable_seed
+from covr.related.api import (
+    RelatedImage,
+    RelatedProvider,
+    RelatedRequest,
+    contains,
+    stable_seed,
+)
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 
@@ -182,15 +188,16 @@ class ImageGenerator:
 
     def _related(self, image_id: str, g: Subgraph) -> Related:
         o = self.options
-        positives, distractors = self.provider.related(
+        request = RelatedRequest(
             g,
-            o.split,
+            split=o.split,
             positives_limit=o.positives_limit + 1,
             max_distance=o.max_distance,
             per_signature=o.per_signature,
             seed=self._lookup_seed(g),
             positives_if_distractors=self._needs_distractors,
         )
+        positives, distractors = self.provider.related(request)
         others = [p for p in positives if p != image_id]
         others = self._least_shown(others)[: o.positives_limit]
         distractors = [d for d in distractors if d.image_id != image_id]

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Protocol, runtime_checkable
 
 from covr.related import matcher
 from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.related.matcher import Distractor, PresenceFilter, no_presence_filter
+from covr.related.request import DEFAULT, Default, RelatedRequest, as_subgraph
 from covr.related.sampling import stable_seed
 from covr.scene.edits import signature_sort_key
 from covr.scene.enumerate import EnumerationOptions
@@ -36,6 +36,7 @@ __all__ = [
     "RelatedError",
     "RelatedImage",
     "RelatedProvider",
+    "RelatedRequest",
     "RelatedResult",
     "StatsMissing",
     "UnknownImage",
@@ -46,15 +47,6 @@ __all__ = [
     "no_presence_filter",
     "stable_seed",
 ]
-
-
-class Default(Enum):
-    """Marks an argument whose value comes from settings (``COVR_RELATED_*``)."""
-
-    VALUE = "default"
-
-
-DEFAULT = Default.VALUE
 
 
 NamePresence = Callable[[str, SceneGraph], bool]
@@ -123,19 +115,13 @@ class RelatedProvider(Protocol):
         """Distractor images (DESIGN §5), at most ``per_signature`` per edit signature."""
         ...
 
-    def related(
-        self,
-        g: Subgraph,
-        split: str,
-        *,
-        positives_limit: int,
-        max_distance: int,
-        per_signature: int,
-        seed: int,
-        positives_if_distractors: bool = False,
-    ) -> tuple[list[str], list[RelatedImage]]:
-        """:meth:`positives` and :meth:`distractors` of ``g`` with the same answers, in one call:
-        the store answers both with one search (half the round trips of two calls).
+    def related(self, request: RelatedRequest) -> tuple[list[str], list[RelatedImage]]:
+        """:meth:`positives` and :meth:`distractors` of the request's subgraph with the same
+        answers, in one call: the store answers both with one search (half the round trips of
+        two calls). The request is the one contract of a lookup (:mod:`covr.related.request`),
+        so an option is a field there and its use in a search, not a parameter of every
+        provider; the engine sends a split, a ``max_distance``, and resolved ``seed``,
+        ``per_signature`` and ``positives_limit`` (integers).
 
         ``positives_if_distractors``: the caller drops an answer without distractors (the
         question engine when every form shows one), so a provider may then return fewer
@@ -155,15 +141,6 @@ class RelatedProvider(Protocol):
         an existence that asks for ``name``. ``False`` where the provider has no presence
         model."""
         ...
-
-
-def as_subgraph(g: Subgraph | str) -> Subgraph:
-    """A subgraph from itself or its key (the lookup's public methods take either)."""
-    if isinstance(g, Subgraph):
-        return g
-    if isinstance(g, str):
-        return Subgraph.from_key(g)
-    raise RelatedError("g", f"expected a Subgraph or a subgraph key, got {type(g).__name__}")
 
 
 def contains(scene: SceneGraph, g: Subgraph) -> bool:

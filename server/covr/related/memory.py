@@ -23,7 +23,7 @@ from itertools import combinations
 from typing import Any
 
 from covr.cache import LRU
-from covr.related.api import RelatedImage
+from covr.related.api import RelatedError, RelatedImage, RelatedRequest
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.matcher import SceneIndex, distractors
 from covr.related.matcher import positives as matcher_positives
@@ -108,24 +108,19 @@ class InMemoryRelated:
             cached = self._cache.put(key, found)
         return list(cached)
 
-    def related(
-        self,
-        g: Subgraph,
-        split: str,
-        *,
-        positives_limit: int,
-        max_distance: int,
-        per_signature: int,
-        seed: int,
-        positives_if_distractors: bool = False,
-    ) -> tuple[list[str], list[RelatedImage]]:
+    def related(self, request: RelatedRequest) -> tuple[list[str], list[RelatedImage]]:
+        g, split, seed = request.subgraph, _split_of(request), request.seed
         distractors = self.distractors(
-            g, split, max_distance=max_distance, per_signature=per_signature, seed=seed
+            g,
+            split,
+            max_distance=request.max_distance,
+            per_signature=_count_of("per_signature", request.per_signature_cap),
+            seed=seed,
         )
-        if positives_if_distractors and not distractors:
+        if request.positives_if_distractors and not distractors:
             return [], []  # the caller drops it: no positive search (each has its own stream)
-        positives = self.positives(g, split, limit=positives_limit, seed=seed)
-        return positives, distractors
+        limit = _count_of("positives_limit", request.positives_cap)
+        return self.positives(g, split, limit=limit, seed=seed), distractors
 
     def refresh(self) -> None:
         """Nothing to check: the scenes are held in memory."""
@@ -224,3 +219,17 @@ class InMemoryRelated:
         first = self._posting(unique[0], split)
         rest = [postings.get(n, set()) for n in unique[1:]]
         yield from filtered_order(first, rest, rng, self.max_scan)
+
+
+def _split_of(request: RelatedRequest) -> str:
+    """The request's split: the word lists' path searches one split at a time."""
+    if request.split is None:
+        raise RelatedError("split", "the in-memory lookup needs a split")
+    return request.split
+
+
+def _count_of(name: str, value: int | None) -> int:
+    """A resolved cap: the in-memory lookup takes a number, not "no cap"."""
+    if value is None:
+        raise RelatedError(name, "the in-memory lookup needs a number")
+    return value

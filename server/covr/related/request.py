@@ -15,14 +15,32 @@ The arguments' meaning is docs/related.md §1.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
-from covr.related.api import DEFAULT, Default, as_subgraph
 from covr.related.errors import RelatedError
 from covr.scene.subgraph import Subgraph
 from covr.settings import Settings
 
-__all__ = ["RelatedRequest"]
+__all__ = ["DEFAULT", "Default", "RelatedRequest", "as_subgraph"]
+
+
+class Default(Enum):
+    """Marks an argument whose value comes from settings (``COVR_RELATED_*``)."""
+
+    VALUE = "default"
+
+
+DEFAULT = Default.VALUE
+
+
+def as_subgraph(g: Subgraph | str) -> Subgraph:
+    """A subgraph from itself or its key (the lookup's public methods take either)."""
+    if isinstance(g, Subgraph):
+        return g
+    if isinstance(g, str):
+        return Subgraph.from_key(g)
+    raise RelatedError("g", f"expected a Subgraph or a subgraph key, got {type(g).__name__}")
 
 
 def _is_int(value: object) -> bool:

@@ -123,17 +123,7 @@ class StoreRelated:
         )
         return _shown(self.lookup.find(request))
 
-    def related(
-        self,
-        g: Subgraph,
-        split: str,
-        *,
-        positives_limit: int,
-        max_distance: int,
-        per_signature: int,
-        seed: int,
-        positives_if_distractors: bool = False,
-    ) -> tuple[list[str], list[RelatedImage]]:
+    def related(self, request: RelatedRequest) -> tuple[list[str], list[RelatedImage]]:
         """One search for both: the positives are the search's own positive state, sampled
         from the same seeded stream as a positives-only lookup, so the answers equal those of
         :meth:`positives` and :meth:`distractors` (the question tests compare the outputs).
@@ -142,19 +132,11 @@ class StoreRelated:
         A subgraph that contains one whose lookup verified every candidate and matched at most
         one image is answered from that lookup (:mod:`covr.related.barren`): the same answer,
         without the store."""
+        g, split, max_distance = request.subgraph, request.split, request.max_distance
         generation = self.lookup.generation
         known = self._barren.answer(g, split, max_distance, lambda i: self._holds(i, g), generation)
-        if known is not None and positives_limit >= 1:
+        if known is not None:  # every positive is known, and there is no distractor
             return sorted(known), []
-        request = RelatedRequest(
-            g,
-            split=split,
-            max_distance=max_distance,
-            per_signature=per_signature,
-            positives_limit=positives_limit,
-            seed=seed,
-            positives_if_distractors=positives_if_distractors,
-        )
         result = self.lookup.find(request, refresh=False)
         self._barren.note(g, split, max_distance, result.reached, generation)
         return sorted(result.positives), _shown(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from covr.graph import GraphStore, catalog, name_stats
 from covr.questions.generate import GenerationOptions, generate, iter_examples
 from covr.related import matcher as reference
-from covr.related.api import RelatedProvider, RelatedResult
+from covr.related.api import RelatedProvider, RelatedRequest, RelatedResult
 from covr.related.exclusivity import default_exclusivity
 from covr.related.lookup import RelatedLookup
 from covr.related.store_provider import StoreRelated
@@ -67,7 +68,9 @@ def test_one_search_gives_what_two_lookups_give(store: GraphStore, settings: Set
     for scene in scenes[:12]:
         for g in lookup.subgraphs_of_image(scene.image_id)[:4]:
             both = provider.related(
-                g, "val", positives_limit=7, max_distance=2, per_signature=3, seed=11
+                RelatedRequest(
+                    g, split="val", positives_limit=7, max_distance=2, per_signature=3, seed=11
+                )
             )
             positives = provider.positives(g, "val", limit=7, seed=11)
             distractors = provider.distractors(g, "val", max_distance=2, per_signature=3, seed=11)
@@ -228,7 +231,9 @@ def test_lookups_answered_without_the_store_are_the_stores_answers(
         for g in subgraphs[::3]:
             before = searched
             got = provider.related(
-                g, "val", positives_limit=7, max_distance=2, per_signature=3, seed=11
+                RelatedRequest(
+                    g, split="val", positives_limit=7, max_distance=2, per_signature=3, seed=11
+                )
             )
             asked += 1
             if searched > before:
@@ -259,20 +264,19 @@ def test_a_memo_of_an_older_store_generation_does_not_answer(
     provider = StoreRelated(lookup, {"val": ["test:1"]})
     provider.refresh()
     small, large = Subgraph.from_key("dog-(on)->sofa"), Subgraph.from_key("dog[brown]-(on)->sofa")
-    args: dict[str, Any] = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 1}
-    assert provider.related(small, "val", **args) == (["test:1"], [])
-    assert provider.related(large, "val", **args) == (["test:1"], [])  # answered by the memo
+    asked = RelatedRequest(split="val", positives_limit=7, max_distance=2, per_signature=3, seed=1)
+    assert provider.related(asked.about(small)) == (["test:1"], [])
+    assert provider.related(asked.about(large)) == (["test:1"], [])  # answered by the memo
     put(store, [make_scene(2, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)])])
     assert lookup.positives(large, split="val", limit=7, seed=1)  # sees the new generation
-    assert provider.related(large, "val", **args) == (["test:1", "test:2"], [])
+    assert provider.related(asked.about(large)) == (["test:1", "test:2"], [])
 
 
 class _PositivesAlways(StoreRelated):
     """The store provider as before the positives' wait: every lookup finds its positives."""
 
-    def related(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["positives_if_distractors"] = False
-        return super().related(*args, **kwargs)
+    def related(self, request: RelatedRequest) -> Any:
+        return super().related(replace(request, positives_if_distractors=False))
 
 
 def test_positives_waiting_for_a_distractor_change_no_example(

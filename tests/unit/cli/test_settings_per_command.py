@@ -25,3 +25,19 @@ def test_two_commands_in_one_process_see_their_own_data_directories(tmp_path: Pa
         assert done.exit_code == 0, done.output
         seen.append(json.loads(done.output)["data_dir"])
     assert seen == [str(tmp_path / "first"), str(tmp_path / "second")]
+
+
+def test_backend_option_names_the_backends_the_settings_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--backend`` takes the values of ``COVR_GRAPH_BACKEND`` (read from the settings' field:
+    a new backend is added in the graph room and its settings section, not in the CLI)."""
+    monkeypatch.setenv("COVR_GRAPH_BACKEND", "falkordb")  # the option sets it: restored after
+    runner = CliRunner()
+    env = {"COVR_DATA_DIR": str(tmp_path), "COVR_GRAPH_URI": ""}
+    done = runner.invoke(app, ["--backend", "nope", "db", "status"], env=env)
+    assert done.exit_code == 2
+    assert "--backend: expected falkordb or neo4j, got 'nope'" in done.output
+    done = runner.invoke(app, ["--backend", "falkordb", "db", "status", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["data_dir"] == str(tmp_path)

@@ -4,6 +4,7 @@ memory: same machinery as per image, checked by the independent oracle; bad inpu
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, cast
 
 import pytest
@@ -19,6 +20,7 @@ from covr.questions.generate import (
 from covr.questions.templates import select_templates
 from covr.related.matcher import contains
 from covr.related.memory import InMemoryRelated
+from covr.related.request import RelatedRequest
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.subgraph import Subgraph
 from tests.support.question_data import synthetic_scenes
@@ -108,8 +110,8 @@ def test_the_image_path_draws_each_subgraphs_examples_from_its_own_stream() -> N
 class _NoDistractors(InMemoryRelated):
     """The in-memory provider with every distractor removed."""
 
-    def related(self, *args: Any, **kwargs: Any) -> Any:
-        positives, _ = super().related(*args, **kwargs)
+    def related(self, request: RelatedRequest) -> Any:
+        positives, _ = super().related(request)
         return positives, []
 
 
@@ -135,9 +137,8 @@ def test_a_subgraph_without_distractor_images_fills_no_template() -> None:
 class _PositivesAlways(InMemoryRelated):
     """The in-memory provider as before the positives' wait."""
 
-    def related(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["positives_if_distractors"] = False
-        return super().related(*args, **kwargs)
+    def related(self, request: RelatedRequest) -> Any:
+        return super().related(replace(request, positives_if_distractors=False))
 
 
 def test_positives_waiting_for_a_distractor_change_no_example() -> None:
@@ -146,12 +147,12 @@ def test_positives_waiting_for_a_distractor_change_no_example() -> None:
     an answer with distractors is the plain one, and the examples are the same."""
     scenes = synthetic_scenes(60, seed=4)
     provider = InMemoryRelated(scenes)
-    args: dict[str, Any] = {"positives_limit": 7, "max_distance": 2, "per_signature": 3, "seed": 2}
+    asked = RelatedRequest(split="val", positives_limit=7, max_distance=2, per_signature=3, seed=2)
     kinds: Counter[bool] = Counter()
     for scene in scenes[:6]:
         for g in enumerate_subgraphs(scene)[::3]:
-            plain = provider.related(g, "val", **args)
-            waited = provider.related(g, "val", positives_if_distractors=True, **args)
+            plain = provider.related(asked.about(g))
+            waited = provider.related(replace(asked.about(g), positives_if_distractors=True))
             kinds[bool(plain[1])] += 1
             assert waited == (plain if plain[1] else ([], [])), g.key
     assert all(kinds[k] for k in (True, False)), kinds
