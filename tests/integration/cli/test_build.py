@@ -1,11 +1,10 @@
 """``covr build`` (issue 39 item 1) as a user runs it: real ``covr`` processes on the real GQA and
 VG samples (``../shared/data/real``) and a real embedded store, no mocks.
 
-- every stage's output is there and the release's files load without warnings: the ``datasets``
-  library is not a dependency of the project (pyproject.toml) and is not installed in ``.venv``,
-  so the Parquet files are read with pyarrow and checked against the dataset card's YAML (the
-  counts and features ``datasets.load_dataset`` checks), and the released JSONL with the
-  released format's own checker; with ``datasets`` installed it is loaded as well;
+- every stage's output is there and the release's files load without warnings: the Parquet
+  files with pyarrow, checked against the dataset card's YAML, and the whole folder with the
+  ``datasets`` library (a development dependency, offline), and the released JSONL with the
+  released format's own checker;
 - a build killed (SIGKILL) during generation, then run again, reuses the completed stages and
   gives the same release, byte for byte, as a build never interrupted;
 - bad input (a missing file, ``--examples 0``, an OUTDIR that is a file) exits 2 with one line.
@@ -110,10 +109,18 @@ def test_every_stage_leaves_its_output_and_state(uninterrupted: dict[str, Any]) 
     assert "[2/6] generate val: done in" in uninterrupted["stderr"]  # progress per stage
 
 
-def test_the_release_loads_without_warnings(uninterrupted: dict[str, Any]) -> None:
-    """The Parquet files agree with the card a hub loader reads; the released JSONL passes the
-    released format's checks; ``datasets`` loads it when installed (not a dependency)."""
+def test_the_release_loads_without_warnings(
+    uninterrupted: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Parquet files agree with the card a hub loader reads, and the ``datasets`` library
+    (a development dependency) loads the folder as a user would, offline, without a warning;
+    the released JSONL passes the released format's checks."""
     import pyarrow.parquet as pq
+
+    # read when datasets is imported: no network, and a cache of this test's own
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
 
     hub = uninterrupted["out"] / "release/hub"
     card = (hub / "README.md").read_text()
@@ -127,13 +134,12 @@ def test_the_release_loads_without_warnings(uninterrupted: dict[str, Any]) -> No
             tables = [pq.read_table(f) for f in files]
             assert sum(t.num_rows for t in tables) == count
             assert all(t.schema.names == features for t in tables)
-        try:
-            import datasets  # type: ignore[import-not-found, unused-ignore]
-        except ImportError:
-            pass
-        else:
-            loaded = datasets.load_dataset(str(hub))
-            assert {k: len(v) for k, v in loaded.items()} == splits
+        import datasets  # type: ignore[import-untyped, unused-ignore]
+
+        loaded = datasets.load_dataset(str(hub))
+        assert {k: len(v) for k, v in loaded.items()} == splits
+        for split in loaded.values():
+            assert split.column_names == features
     released = 0
     for split in splits:
         for line in (uninterrupted["out"] / f"release/covr/{split}.jsonl").read_text().splitlines():
