@@ -20,7 +20,7 @@ one example per answer (its two answers) when that fits, instead of being cut to
 **The answer given the number of images.** Every answer above is counted *with the number of
 images shown*: the loop of step 2 evens out (images shown, answer) pairs, and when the texts of
 step 1 are more than ``S`` they are taken by the same measure (the text whose answers at its
-image count are seen least, then the seeded order) instead of the seeded order alone. Why: a
+image count were kept least, then the seeded order) instead of the seeded order alone. Why: a
 count of images is at most the number shown minus one (every example shows a distractor), so
 with the answer balanced over the template only, the number of images predicted a count's
 answer (on the real GQA sample the image-identity baseline, which reads only which and how
@@ -42,6 +42,7 @@ input. Generation spreads images per source image already (``ImageGenerator._lea
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import random
@@ -221,7 +222,8 @@ def _balanced(
         texts = sorted(by_text)
         rng.shuffle(texts)
         left: list[ExampleRecord] = []
-        for text in _evened_texts(texts, by_text, target):
+        kept: Counter[tuple[int, str]] = Counter()
+        for text in _evened_texts(texts, by_text, kept):
             items = by_text[text]
             if len(chosen) >= target:
                 left.extend(items)
@@ -232,41 +234,46 @@ def _balanced(
                     pair = []
                 images.keep(pair)
                 chosen.extend(pair)
+                kept.update(_shown_answer(e) for e in pair)
                 left.extend(e for e in items if not any(e is p for p in pair))
                 continue
             if not images.fits(items):
                 continue  # a text is kept whole or not at all (its answers stay together)
             images.keep(items)
             chosen.extend(items)
+            kept.update(_shown_answer(e) for e in items)
         _take_balanced(rest + left, target - len(chosen), chosen, rng, images)
         out.extend(chosen)
     return out
 
 
 def _evened_texts(
-    texts: Sequence[str], by_text: Mapping[str, Sequence[ExampleRecord]], target: int
+    texts: Sequence[str], by_text: Mapping[str, Sequence[ExampleRecord]], kept: Counter[Any]
 ) -> Iterator[str]:
     """Step 1's texts in the order that evens out (images shown, answer): each time the text
-    whose answers at its number of images were yielded least (summed over its examples), ties
-    in the seeded order of ``texts``. Texts with the same (images shown, answer) pairs wait in
-    one queue, so a choice costs the number of distinct pair sets, not of texts. Counted as
-    yielded, whether or not the caller keeps the text (an image cap may pass it over): the order
-    is the same under every cap. Past ``target`` examples the rest follow in the seeded order."""
+    whose (images shown, answer) pairs the caller has kept least so far (``kept``, which the
+    caller updates before asking for the next text; summed over the text's pairs), ties in the
+    seeded order of ``texts``.
+
+    Texts with the same pairs wait in one queue, and the queues in a heap whose scores are
+    brought up to date when they come out: a score only grows (the caller only adds), so a
+    queue that comes out with its score still current is the least one. A choice costs a few
+    heap steps, not a look at every queue: a form of a 1x store has thousands of pair sets
+    (one per answer pair and number of images)."""
     queues: dict[tuple[tuple[int, str], ...], deque[str]] = {}
     for text in texts:
         pairs = tuple(sorted({_shown_answer(e) for e in by_text[text]}))
         queues.setdefault(pairs, deque()).append(text)
     position = {text: i for i, text in enumerate(texts)}
-    seen: Counter[tuple[int, str]] = Counter()
-    yielded = 0
-    while queues and yielded < target:
-        pairs = min(queues, key=lambda p: (sum(seen[k] for k in p), position[queues[p][0]]))
+    heap = [(0, position[queue[0]], pairs) for pairs, queue in queues.items()]
+    heapq.heapify(heap)
+    while heap:
+        score, first, pairs = heapq.heappop(heap)
+        now = sum(kept[k] for k in pairs)
+        if now != score:
+            heapq.heappush(heap, (now, first, pairs))
+            continue
         queue = queues[pairs]
-        text = queue.popleft()
-        if not queue:
-            del queues[pairs]
-        seen.update(_shown_answer(e) for e in by_text[text])
-        yielded += len(by_text[text])
-        yield text
-    rest = [text for queue in queues.values() for text in queue]
-    yield from sorted(rest, key=position.__getitem__)
+        yield queue.popleft()
+        if queue:
+            heapq.heappush(heap, (sum(kept[k] for k in pairs), position[queue[0]], pairs))
