@@ -234,7 +234,7 @@ class ReadMeter:
 def open_timed(settings: Settings) -> tuple[GraphStore, float]:
     """The store and the seconds from ``open_store`` to its first answered query."""
     started = time.perf_counter()
-    store = open_store(settings)
+    store = open_store(settings.graph)
     store.read(PING)
     return store, time.perf_counter() - started
 
@@ -247,7 +247,7 @@ def phase_load(store: GraphStore, path: Path, settings: Settings) -> dict[str, A
     client_cpu = time.process_time()
     summary = run_load(
         store,
-        gqa_job([path], SPLIT, settings),
+        gqa_job([path], SPLIT, settings.load),
         data_dir=settings.data_dir,
         batch_images=settings.load_batch_images,
         writers=settings.load_writers,
@@ -273,7 +273,7 @@ def phase_related(
     store: GraphStore, settings: Settings, queries: Sequence[Subgraph], passes: int
 ) -> dict[str, Any]:
     pid = server_pid(store)
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     meter = ReadMeter(store)
     out: dict[str, Any] = {"related_load_average": load_average()}
     with meter.installed():
@@ -330,9 +330,11 @@ def _generate_once(
 ) -> tuple[list[Any], float, float, int, float]:
     """One ``covr generate`` over ``ids`` with a fresh lookup: (examples, seconds, warm-up
     seconds, reads, seconds inside reads)."""
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     provider = StoreRelated(lookup, {SPLIT: list(ids)})
-    options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    options = GenerationOptions.from_settings(
+        settings.questions, settings.related, split=SPLIT, seed=seed
+    )
     started = time.perf_counter()
     lookup.warm()
     warm_up = time.perf_counter() - started
@@ -410,7 +412,7 @@ def run_backend(
         store, out["restart_s"] = open_timed(settings)
         try:
             started = time.perf_counter()
-            RelatedLookup(store, settings=settings).warm()
+            RelatedLookup(store, settings=settings.related).warm()
             out["restart_warm_s"] = round(out["restart_s"] + time.perf_counter() - started, 2)
             out["rss_restarted_mb"] = round(rss_mb(server_pid(store)))
         finally:
@@ -461,7 +463,7 @@ def rounds(
 
 
 def read_scenes(path: Path, settings: Settings) -> list[SceneGraph]:
-    job = gqa_job([path], SPLIT, settings)
+    job = gqa_job([path], SPLIT, settings.load)
     return [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
 
 

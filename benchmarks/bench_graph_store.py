@@ -108,7 +108,7 @@ def main() -> None:
     args = parse_args(parser, quick)
     with tempfile.TemporaryDirectory(prefix="covr-bench-") as tmp:
         settings = Settings(_env_file=None, data_dir=Path(tmp), graph_uri="")  # type: ignore[call-arg]
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             assert isinstance(store, FalkorStore)
             store.apply_schema()
             ping = bench_ping(store, args.ping_calls, args.repeats)

@@ -141,13 +141,15 @@ def generate_once(
     are shared by all of its images, instead of a new process's first minute."""
     pid = server_pid(store)
     started = time.perf_counter()
-    lookup, missing = serving_lookup(RelatedLookups(store, settings))
+    lookup, missing = serving_lookup(RelatedLookups(store, settings.related, settings.models))
     every = lookup.image_ids(SPLIT)
     provider = StoreRelated(lookup, {SPLIT: every})
     provider.prepare()
     setup_s = time.perf_counter() - started
     sources = every if ids is None else ids
-    options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    options = GenerationOptions.from_settings(
+        settings.questions, settings.related, split=SPLIT, seed=seed
+    )
     started = time.perf_counter()
     for _ in iter_examples(provider, options, warm_ids or [], dropped=Counter()):
         pass

@@ -74,11 +74,11 @@ def one_load(path: Path, data_dir: Path) -> dict[str, Any]:
     """Load ``path`` into a fresh store under ``data_dir`` (runs in its own process)."""
     settings = settings_for(data_dir)
     load_before = os.getloadavg()[0]
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         store.apply_schema()
         summary = run_load(
             store,
-            gqa_job([path], "train", settings),
+            gqa_job([path], "train", settings.load),
             data_dir=settings.data_dir,
             batch_images=settings.load_batch_images,
         )
@@ -154,7 +154,7 @@ def bench_naive(images: int, work: Path) -> dict[str, Any]:
     graphs = list(synthetic.generate(images, seed=1))
     settings = settings_for(Path(tempfile.mkdtemp(prefix="naive-", dir=work)))
     load_before = os.getloadavg()[0]
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         store.apply_schema()
         started = time.perf_counter()
         statements = naive_load(store, graphs)

@@ -40,6 +40,7 @@ from covr.models.gold import load_gold
 from covr.models.presence import is_simple
 from covr.related.exclusivity import ResourceExclusivity
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
+from covr.settings import get_settings
 from covr_loaders import synthetic
 
 
@@ -89,7 +90,7 @@ def main() -> None:
     report: dict[str, Any] = {"load_average_1m": os.getloadavg()[0]}
 
     start = time.perf_counter()
-    model = load_exclusivity_model()
+    model = load_exclusivity_model(settings=get_settings().models)
     report["exclusivity_load_s"] = round(time.perf_counter() - start, 2)
     pairs = draw_pairs(vocabulary(model), args.pairs, args.seed)
     n = len(pairs)
@@ -123,7 +124,7 @@ def main() -> None:
         "model_version": model.version,
     }
 
-    presence = load_presence_model()
+    presence = load_presence_model(settings=get_settings().models)
     scenes = list(synthetic.generate(300, seed=args.seed))
     options = EnumerationOptions(max_relations=1, max_subgraphs=50, include_relmods=False)
     items: list[Any] = []

@@ -102,7 +102,7 @@ def one_load(
     with packer(pure):
         summary = run_load(
             store,
-            gqa_job([path], SPLIT, settings),
+            gqa_job([path], SPLIT, settings.load),
             data_dir=settings.data_dir,
             batch_images=batch,
             writers=writers,
@@ -169,7 +169,7 @@ def main() -> None:
     data_dir = work / "data"
     shutil.rmtree(data_dir, ignore_errors=True)
     settings = settings_for(args.backend, data_dir, args)
-    store = open_store(settings)
+    store = open_store(settings.graph)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     try:
         store.read(PING)

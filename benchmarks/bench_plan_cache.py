@@ -112,17 +112,19 @@ def child(images: dict[str, list[str]], seed: int, clear: bool = True) -> dict[s
     from covr.settings import Settings
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    store = open_store(settings)
+    store = open_store(settings.graph)
 
     def run() -> dict[str, Any]:
-        lookup = RelatedLookup(store, settings=settings)
+        lookup = RelatedLookup(store, settings=settings.related)
         meter = TextMeter(store)
         examples: list[Any] = []
         started = time.perf_counter()
         with meter.installed():
             for split, ids in images.items():
                 provider = StoreRelated(lookup, {split: ids})
-                options = GenerationOptions.from_settings(settings, split=split, seed=seed)
+                options = GenerationOptions.from_settings(
+                    settings.questions, settings.related, split=split, seed=seed
+                )
                 examples += list(generate(provider, options, ids, workers=1))
         seconds = time.perf_counter() - started
         return {
@@ -152,11 +154,11 @@ def dataset_jobs(args: argparse.Namespace, work: Path) -> list[Any]:
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     if not args.synthetic:
-        return sample_jobs(settings)
+        return sample_jobs(settings.load)
     path = work / "synthetic" / "val_sceneGraphs.json"
     if not path.exists():
         synthetic.write("gqa", path, images=args.synthetic, seed=args.seed, split="val")
-    return [gqa_job([path], "val", settings)]
+    return [gqa_job([path], "val", settings.load)]
 
 
 def source_images(jobs: list[Any], sources: int) -> dict[str, list[str]]:
@@ -194,7 +196,7 @@ def neo4j_with_data(
         neo4j_pagecache=args.neo4j_pagecache,
         startup_timeout_s=args.startup_timeout,
     )
-    store = open_store(settings)
+    store = open_store(settings.graph)
     try:
         store.apply_schema()
         for job in jobs:

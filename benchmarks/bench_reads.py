@@ -140,10 +140,12 @@ def child_questions(
     from covr.related.lookup import RelatedLookup
     from covr.related.store_provider import StoreRelated
 
-    options = GenerationOptions.from_settings(settings, split=SPLIT, seed=seed)
+    options = GenerationOptions.from_settings(
+        settings.questions, settings.related, split=SPLIT, seed=seed
+    )
     out: dict[str, Any] = {}
     for phase in ("prime", "timed"):
-        lookup = RelatedLookup(store, settings=settings)
+        lookup = RelatedLookup(store, settings=settings.related)
         provider = StoreRelated(lookup, {SPLIT: list(ids)})
         lookup.warm()
         meter = Meter(store)
@@ -178,11 +180,11 @@ def child_related(
     from covr_loaders.jobs import gqa_job
     from covr_loaders.jsonio import ByteCounter
 
-    job = gqa_job([Path(path)], SPLIT, settings)
+    job = gqa_job([Path(path)], SPLIT, settings.load)
     scenes = [r for r in job.inputs[0].records(ByteCounter()) if isinstance(r, SceneGraph)]
     queries = pick_queries(scenes, count, seed, settings)
     del scenes
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     lookup.warm()
     for g in queries:  # prime: plans, name lists, exclusivity decisions
         lookup.related(g, max_distance=2, per_signature=5, positives_limit=5, seed=1)
@@ -219,7 +221,7 @@ def child(request: dict[str, Any]) -> dict[str, Any]:
     from covr.settings import Settings
 
     settings = Settings()  # the parent's environment names the store
-    store = open_store(settings)
+    store = open_store(settings.graph)
     pid, seed = int(request["pid"]), int(request["seed"])
     out: dict[str, Any] = {}
     try:
@@ -266,7 +268,7 @@ def loaded_store(backend: str, path: Path, args: argparse.Namespace) -> Iterator
     os.environ.update(env)
     try:
         settings = Settings(_env_file=None)  # type: ignore[call-arg]
-        store = open_store(settings)
+        store = open_store(settings.graph)
     finally:
         for key, value in saved.items():
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
@@ -364,7 +366,7 @@ def main() -> None:
     if not path.exists():
         synthetic.write("gqa", path, images=args.images, seed=args.seed, split=SPLIT)
     plain = Settings(_env_file=None)  # type: ignore[call-arg]
-    records = gqa_job([path], SPLIT, plain).inputs[0].records(ByteCounter())
+    records = gqa_job([path], SPLIT, plain.load).inputs[0].records(ByteCounter())
     ids = sorted(str(r.image_id) for r in records if hasattr(r, "image_id"))
     request = {
         "ids": ids[: args.sources] if args.sources else [],

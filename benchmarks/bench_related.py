@@ -70,13 +70,14 @@ from benchmarks.harness import load_averages, parse_args, percentile, quick_path
 from covr import models
 from covr.graph import GraphStore, open_store
 from covr.related import matcher as reference
+from covr.related.config import parse_thresholds
 from covr.related.exclusivity import default_exclusivity
 from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedLookup, enumeration_options
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings, parse_thresholds
+from covr.settings import Settings
 from covr_loaders import synthetic
 from covr_loaders.jobs import gqa_job
 from covr_loaders.jsonio import ByteCounter
@@ -94,7 +95,7 @@ def pick_queries(
 ) -> list[Subgraph]:
     """``count`` subgraphs, equal shares of each shape, from random images."""
     rng = random.Random(seed)
-    options = enumeration_options(settings)
+    options = enumeration_options(settings.related)
     wanted = {
         shape: count // len(SHAPES) + (i < count % len(SHAPES)) for i, shape in enumerate(SHAPES)
     }
@@ -130,7 +131,7 @@ def prepare(images: int, args: argparse.Namespace) -> tuple[Path, Settings, Any,
     if not reuse:
         synthetic.write("gqa", path, images=images, seed=args.seed, split="train")
     settings = settings_for(work / "d")
-    return work, settings, gqa_job([path], "train", settings), reuse
+    return work, settings, gqa_job([path], "train", settings.load), reuse
 
 
 def prepare_queries(
@@ -184,9 +185,9 @@ def bench_scale(images: int, args: argparse.Namespace) -> dict[str, Any]:
     gc.freeze()
     out: dict[str, Any] = {"images": images, "queries": len(queries)}
     out["shapes"] = {s: sum(g.shape == s for g in queries) for s in SHAPES}
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
-        lookup = RelatedLookup(store, settings=settings)
+        lookup = RelatedLookup(store, settings=settings.related)
         started = time.perf_counter()
         lookup.warm()
         out["warm_up_s"] = round(time.perf_counter() - started, 2)
@@ -278,7 +279,7 @@ def _summary(times: list[float]) -> dict[str, float]:
 def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
     """Lookups with the model presence filter: per-image scene reads against batched ones."""
     work, settings, job, reuse, queries = prepare_queries(images, args)
-    presence = models.load_presence_model(settings=settings)
+    presence = models.load_presence_model(settings=settings.models)
     thresholds = parse_thresholds(settings.related_presence_thresholds)
     variants = ("per_image", "batched")
     times: dict[str, dict[str, list[float]]] = {v: {"cold": [], "warm": []} for v in variants}
@@ -286,7 +287,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
     read_s: dict[str, dict[str, float]] = {v: {} for v in variants}
     answers: dict[str, list[Any]] = {v: [] for v in variants}
     out: dict[str, Any] = {"images": images, "queries": len(queries), "mode": "presence"}
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
         counts: Counter[str] = Counter()
         spent: dict[str, float] = {}
@@ -304,7 +305,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
         # The exclusivity model caches pair scores per process: without this untimed pass the
         # variant that runs first would pay for every score (most of a cold lookup in a fresh
         # process) and the second would not.
-        primer = build_lookup(store, settings, model=True)
+        primer = build_lookup(store, settings.related, settings.models, model=True)
         primer.warm()
         started = time.perf_counter()
         for g in queries:
@@ -314,7 +315,7 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
         for round_no in range(args.presence_rounds):
             order = variants if round_no % 2 == 0 else variants[::-1]
             for variant in order:
-                lookup = build_lookup(store, settings, model=True)
+                lookup = build_lookup(store, settings.related, settings.models, model=True)
                 if variant == "per_image":
                     lookup.presence_filter = model_presence_filter(
                         presence, _per_image(lookup), thresholds
@@ -371,18 +372,18 @@ def bench_presence(images: int, args: argparse.Namespace) -> dict[str, Any]:
 def bench_exclusivity(images: int, args: argparse.Namespace) -> dict[str, Any]:
     """First lookups of a process (empty model score cache): per-pair against batched scoring."""
     work, settings, job, reuse, queries = prepare_queries(images, args)
-    model = models.load_exclusivity_model(settings=settings)
+    model = models.load_exclusivity_model(settings=settings.models)
     variants = ("per_pair", "batched")
     times: dict[str, list[float]] = {v: [] for v in variants}
     answers: dict[str, list[Any]] = {v: [] for v in variants}
     out: dict[str, Any] = {"images": images, "queries": len(queries), "mode": "exclusivity"}
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         out["load_s"] = load_or_reuse(store, work, job, reuse, settings)
         for round_no in range(args.presence_rounds):
             order = variants if round_no % 2 == 0 else variants[::-1]
             for variant in order:
                 model.clear_cache()
-                lookup = build_lookup(store, settings, model=True)
+                lookup = build_lookup(store, settings.related, settings.models, model=True)
                 if variant == "per_pair":
                     # each pair decided in NameTables.exclusive, one model call each
                     def per_pair(

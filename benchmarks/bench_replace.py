@@ -48,10 +48,10 @@ def one_run(path: Path, data_dir: Path, backend: str, batch_images: int) -> dict
     values: dict[str, Any] = {"data_dir": data_dir, "graph_uri": "", "graph_backend": backend}
     settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
     out: dict[str, Any] = {}
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         store.clear()
         store.apply_schema()
-        job = gqa_job([path], "train", settings)
+        job = gqa_job([path], "train", settings.load)
         for name in ("first", "again"):
             started = time.perf_counter()
             summary = run_load(store, job, data_dir=data_dir / name, batch_images=batch_images)

@@ -55,8 +55,8 @@ def scene_read_s(env: dict[str, str]) -> dict[str, float]:
     code = (
         "import time; from covr.graph import open_store; from covr.settings import Settings; "
         "from covr.related.lookup import RelatedLookup; from covr.scale.tasks import read_scenes; "
-        "s = Settings(); store = open_store(s); t = time.perf_counter(); "
-        "lookup = RelatedLookup(store, settings=s); ids = lookup.image_ids('val'); "
+        "s = Settings(); store = open_store(s.graph); t = time.perf_counter(); "
+        "lookup = RelatedLookup(store, settings=s.related); ids = lookup.image_ids('val'); "
         "n = len(read_scenes(lookup, ids)); print(time.perf_counter() - t, n); store.close()"
     )
     done = subprocess.run(

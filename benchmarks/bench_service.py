@@ -108,12 +108,12 @@ def load_and_pool(
     from covr_loaders.writer import run_load
 
     files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=images, seed=1)
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         store.apply_schema()
         began = time.perf_counter()
         run_load(
             store,
-            gqa_job(files, "train", settings),
+            gqa_job(files, "train", settings.load),
             data_dir=settings.data_dir,
             batch_images=settings.load_batch_images,
         )
@@ -179,7 +179,7 @@ def make_pool(
             {"source": None, "split": None, "after": "", "limit": 100_000},
         )
     ]
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     pool: list[dict[str, Any]] = []
     while len(pool) < size:
         image_id = rng.choice(ids)
@@ -283,7 +283,7 @@ def overhead(
     # exclusivity model and the presence filter when the settings say so. A plain
     # RelatedLookup (word lists, no presence filter) did less work than the RPC and hid part of
     # the overhead; both sides now run the same lookup, each with its own caches.
-    lookup = build_lookup(store, settings)
+    lookup = build_lookup(store, settings.related, settings.models)
     lookup.warm()
     provider = StoreRelated(lookup)
     direct: dict[tuple[str, bool], list[float]] = defaultdict(list)
@@ -294,7 +294,10 @@ def overhead(
         def library() -> None:
             if request["rpc"] == "questions":
                 options = GenerationOptions.from_settings(
-                    settings, split="train", seed=request["seed"] + seed_offset
+                    settings.questions,
+                    settings.related,
+                    split="train",
+                    seed=request["seed"] + seed_offset,
                 )
                 generate_for_image(provider, options, request["image_id"])
             elif request["rpc"] == "related":
@@ -486,7 +489,7 @@ def main() -> int:
         pool = load_and_pool(
             settings, work, args.images, args.pool, "questions" in args.rpcs, report
         )
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             server, target = start_serve(covr, env, args.max_concurrent)
             warm_up(target, pool)  # models load in the background at start (WordNet: seconds)
             sampler = RssSampler(server.pid)

@@ -394,7 +394,7 @@ def check(
     out.disappeared = sorted(ledger.seen - listed)
     for attempt in range(attempts):
         try:
-            with open_store(settings) as store:
+            with open_store(settings.graph) as store:
                 ordered = sorted(ids)
                 stored: dict[str, Any] = {}
                 for start in range(0, len(ordered), 500):

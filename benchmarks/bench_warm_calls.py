@@ -92,11 +92,11 @@ def _load(work: Path, images: int) -> tuple[Any, Any, list[dict[str, Any]]]:
 
     settings = Settings(_env_file=None, data_dir=work / "d", graph_uri="")  # type: ignore[call-arg]
     files = synthetic.write("gqa", work / "train_sceneGraphs.json", images=images, seed=1)
-    store = open_store(settings)
+    store = open_store(settings.graph)
     store.apply_schema()
     run_load(
         store,
-        gqa_job(files, "train", settings),
+        gqa_job(files, "train", settings.load),
         data_dir=settings.data_dir,
         batch_images=settings.load_batch_images,
     )
@@ -160,7 +160,7 @@ def measure(images: int, blocks: int) -> dict[str, Any]:
             raise RuntimeError("covr serve did not start")
         target = f"127.0.0.1:{port}"
         bs.warm_up(target, pool)
-        lookup = build_lookup(store, settings)
+        lookup = build_lookup(store, settings.related, settings.models)
         lookup.warm()
         with grpc.insecure_channel(target) as channel:
             stub = service_pb2_grpc.CovrServiceStub(channel)
@@ -219,10 +219,10 @@ def count_calls(images: int) -> dict[str, float]:
         store, settings, pool = _load(work, images)
         settings = settings.model_copy(update={"service_port": 0, "service_log_requests": False})
         threading.setprofile(profile)  # the server's threads start after this
-        service = build_server(settings, store)
+        service = build_server(settings.server, store)
         service.start()
         bs.warm_up(service.target, pool)
-        lookup = build_lookup(store, settings)
+        lookup = build_lookup(store, settings.related, settings.models)
         lookup.warm()
         with grpc.insecure_channel(service.target) as channel:
             stub = service_pb2_grpc.CovrServiceStub(channel)

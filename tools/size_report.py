@@ -58,7 +58,8 @@ REVIEWED: dict[str, str] = {
     "MAJ/MAJTEMPL moved here from evaluate.py, which had imported this module back (issue 38)",
     "server/covr/settings.py": "the one settings object: every COVR_* field with its "
     "description and validation in one class; the cache sizes, the Ray and the batch-stream "
-    "fields had been base classes of their own only for the size limit (issue 38)",
+    "fields had been base classes of their own only for the size limit (issue 38); the "
+    "properties that build each room's section from them sit beside them (issue 38 item 3)",
 }
 """``path`` or ``path::function`` -> why it is over the limit (the one table of reasons)."""
 

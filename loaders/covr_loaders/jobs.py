@@ -1,4 +1,4 @@
-"""Turn command-line paths and settings into a :class:`LoadJob` per dataset."""
+"""Command-line paths and the loaders' settings section -> one :class:`LoadJob` per dataset."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from covr.scene.limits import SceneLimits
-from covr.settings import Settings
 from covr_loaders import gqa, imsitu, vg
+from covr_loaders.config import LoadSettings
 from covr_loaders.errors import InputFileError
 from covr_loaders.jsonio import check_file
 from covr_loaders.writer import LoadInput, LoadJob
@@ -17,15 +16,15 @@ BUNDLED_TEMPLATES = Path(__file__).parent / "samples" / "imsitu" / "generation_t
 """The project's own imSitu verb templates, used when none are given."""
 
 
-def _guards(settings: Settings) -> dict[str, Any]:
+def _guards(settings: LoadSettings) -> dict[str, Any]:
     """The limits every job applies to what it reads (``COVR_LIMIT_*``, record size)."""
     return {
-        "limits": SceneLimits.from_settings(settings),
+        "limits": settings.limits,
         "max_record_bytes": settings.load_max_record_bytes,
     }
 
 
-def gqa_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
+def gqa_job(paths: list[Path], split: str, settings: LoadSettings) -> LoadJob:
     """GQA scene-graph files, read one after the other."""
     options = gqa.GqaOptions(keep_left_right=settings.load_gqa_left_right)
     for path in paths:
@@ -46,7 +45,7 @@ def gqa_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
 def imsitu_job(
     paths: list[Path],
     split: str,
-    settings: Settings,
+    settings: LoadSettings,
     *,
     space: Path,
     templates: Path | None = None,
@@ -89,7 +88,7 @@ def imsitu_job(
     )
 
 
-def vg_job(paths: list[Path], split: str, settings: Settings) -> LoadJob:
+def vg_job(paths: list[Path], split: str, settings: LoadSettings) -> LoadJob:
     """``scene_graphs.json`` files, or ``objects.json`` with its ``attributes``/``relationships``."""
     split_files = {p.name: p for p in paths if p.name in vg.SPLIT_FILES}
     inputs: list[LoadInput] = []

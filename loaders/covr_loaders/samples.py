@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from covr.graph.store import GraphStore
-from covr.settings import Settings
+from covr_loaders.config import LoadSettings
 from covr_loaders.jobs import gqa_job, imsitu_job, vg_job
 from covr_loaders.progress import Reporter
 from covr_loaders.writer import LoadJob, LoadSummary, run_load
@@ -20,7 +20,7 @@ from covr_loaders.writer import LoadJob, LoadSummary, run_load
 SAMPLES = Path(__file__).parent / "samples"
 
 
-def sample_jobs(settings: Settings) -> list[LoadJob]:
+def sample_jobs(settings: LoadSettings) -> list[LoadJob]:
     """One load job per bundled sample file."""
     imsitu_dir = SAMPLES / "imsitu"
     return [
@@ -45,7 +45,7 @@ def sample_val_images() -> list[str]:
 
 
 def load_bundled_samples(
-    store: GraphStore, settings: Settings, reporter: Reporter | None = None
+    store: GraphStore, settings: LoadSettings, reporter: Reporter | None = None
 ) -> dict[str, LoadSummary]:
     """Load every bundled sample (idempotent: running it twice leaves the same store)."""
     out: dict[str, LoadSummary] = {}

@@ -1,71 +1,42 @@
-"""One settings object for the whole service (environment variables ``COVR_*``).
+"""One settings reader for the whole service (environment variables ``COVR_*``), and one
+frozen section per room.
 
 Every host, port, limit and path the service uses is read here and nowhere else, so that a
-deployment is described completely by its environment (or a ``.env`` file).
+deployment is described completely by its environment (or a ``.env`` file). :class:`Settings`
+reads and checks every variable; each room takes only its own section, built from it by a
+property (``settings.graph``, ``settings.related``...; :data:`SECTIONS`) and defined beside the
+room that reads it (``covr/graph/config.py``...). Only entry points read the settings
+(``get_settings``: the CLI's commands, the container's health check) and pass the sections
+down; ``tests/unit/test_settings_sections.py`` keeps every field in a section and every other
+module off this one (docs/architecture.md, "Settings per room").
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from covr.graph.config import ENGINE_LOAD_DEFAULTS, GRAPH_URI_ENGINES, BackendName, GraphSettings
+from covr.models.config import ModelSettings
+from covr.questions.config import QuestionSettings
+from covr.related.config import RelatedSettings, parse_thresholds
+from covr.scale.config import ScaleSettings, TaskSettings
+from covr.scene.limits import SceneLimits
+from covr.service.config import ServerSettings, ServiceSettings
+from covr.view.config import ViewSettings
+from covr_loaders.config import LoadSettings
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "covr"
-
-
-PRESENCE_NODE_TYPES = ("object", "attribute", "relation")
-
-
-def parse_thresholds(text: str) -> dict[str, float]:
-    """``"object=0.05,relation=0.1"`` -> ``{"object": 0.05, "relation": 0.1}`` (validated)."""
-    out: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, sep, number = part.partition("=")
-        name = name.strip()
-        try:
-            value = float(number) if sep else float("nan")
-        except ValueError:
-            value = float("nan")
-        if name not in PRESENCE_NODE_TYPES or not 0.0 <= value <= 1.0:
-            raise ValueError(
-                "COVR_RELATED_PRESENCE_THRESHOLDS must be comma-separated 'type=value' with type "
-                f"in {', '.join(PRESENCE_NODE_TYPES)} and 0 <= value <= 1, got {part!r}"
-            )
-        out[name] = value
-    return out
-
-
-# -- the graph store: what adding a backend touches in the settings -----------------------------
-# (which store these values select is the graph room's decision: covr.graph.backends.backend_of)
-
-GRAPH_URI_ENGINES: dict[str, str] = {
-    **{f"{base}{tls}": "neo4j" for base in ("bolt", "neo4j") for tls in ("", "+s", "+ssc")},
-    "falkor": "falkordb",
-    "falkors": "falkordb",
-}
-"""``COVR_GRAPH_URI`` scheme -> the engine serving it (``COVR_GRAPH_BACKEND``'s names)."""
-
-# Images per load statement on Neo4j when COVR_LOAD_BATCH_IMAGES is not set: measured on
-# 8,500 synthetic GQA images (643k elements), server CPU 67.8 s with 5,000 per statement, 31.8 s
-# with 1,000, 27.5 s with 250 (benchmarks/bench_backends.py; docs/graph-store.md).
-NEO4J_LOAD_BATCH_IMAGES = 500
-# Load statements in flight on Neo4j when COVR_LOAD_WRITERS is not set (see load_writers).
-NEO4J_LOAD_WRITERS = 2
-ENGINE_LOAD_DEFAULTS: dict[str, dict[str, int]] = {
-    "neo4j": {"load_batch_images": NEO4J_LOAD_BATCH_IMAGES, "load_writers": NEO4J_LOAD_WRITERS},
-}
-"""Per engine, the load settings it gets when they are not set (the embedded default's are the
-fields' own defaults)."""
 
 
 class Settings(BaseSettings):
@@ -80,7 +51,7 @@ class Settings(BaseSettings):
         description="bolt:// or neo4j:// → Neo4j; falkor://host:port → external FalkorDB; "
         "empty → the embedded FalkorDB server started by the service itself.",
     )
-    graph_backend: Literal["falkordb", "neo4j"] = Field(
+    graph_backend: BackendName = Field(
         default="falkordb",
         description="Which server the project starts itself when COVR_GRAPH_URI is empty: "
         "'falkordb' (the light embedded default) or 'neo4j' (Neo4j Community built by `make "
@@ -690,6 +661,85 @@ class Settings(BaseSettings):
         "RESOURCE_EXHAUSTED with a retry hint (0: one per CPU core).",
     )
 
+    # -- the sections: what each room takes (SECTIONS; docs/architecture.md) --
+
+    def _pick(self, name: str) -> dict[str, Any]:
+        """The values of section ``name``'s fields that are settings fields (its other fields
+        are sections of their own, which the property passes)."""
+        cls, prefix = SECTIONS[name]
+        names = type(self).model_fields
+        return {
+            f.name: getattr(self, prefix + f.name) for f in fields(cls) if prefix + f.name in names
+        }
+
+    @property
+    def graph(self) -> GraphSettings:
+        """The graph room's section (``covr.graph``: the store and its servers)."""
+        return GraphSettings(**self._pick("graph"))
+
+    @property
+    def limits(self) -> SceneLimits:
+        """The largest stored scene graph (``COVR_LIMIT_*``: loads and ImportSceneGraphs)."""
+        return SceneLimits(**self._pick("limits"))
+
+    @property
+    def load(self) -> LoadSettings:
+        """The loaders' section, with the scene limits a load applies."""
+        return LoadSettings(**self._pick("load"), limits=self.limits)
+
+    @property
+    def models(self) -> ModelSettings:
+        """The models room's section (classifier files, WordNet, threads, score caches)."""
+        return ModelSettings(**self._pick("models"))
+
+    @property
+    def related(self) -> RelatedSettings:
+        """The related room's section (enumeration, lookups, their filters and caches)."""
+        return RelatedSettings(**self._pick("related"))
+
+    @property
+    def questions(self) -> QuestionSettings:
+        """The question room's section (``covr generate`` and GenerateQuestions)."""
+        return QuestionSettings(**self._pick("questions"))
+
+    @property
+    def view(self) -> ViewSettings:
+        """The view room's section (``covr render``, ``covr view``)."""
+        return ViewSettings(**self._pick("view"))
+
+    @property
+    def scale(self) -> ScaleSettings:
+        """The scale room's section (Ray)."""
+        return ScaleSettings(**self._pick("scale"))
+
+    @property
+    def service(self) -> ServiceSettings:
+        """The gRPC service's own section."""
+        return ServiceSettings(**self._pick("service"))
+
+    @property
+    def server(self) -> ServerSettings:
+        """The sections a gRPC server is built with (``covr serve``)."""
+        return ServerSettings(
+            service=self.service,
+            graph=self.graph,
+            load=self.load,
+            related=self.related,
+            models=self.models,
+            questions=self.questions,
+        )
+
+    @property
+    def tasks(self) -> TaskSettings:
+        """The sections a batch run and its shard tasks are given (``--ray``)."""
+        return TaskSettings(
+            scale=self.scale,
+            graph=self.graph,
+            related=self.related,
+            models=self.models,
+            questions=self.questions,
+        )
+
     @field_validator("data_dir")
     @classmethod
     def _check_data_dir(cls, value: Path) -> Path:
@@ -748,6 +798,32 @@ class Settings(BaseSettings):
             if name not in self.model_fields_set:
                 setattr(self, name, value)
         return self
+
+
+SECTIONS: dict[str, tuple[type[Any], str]] = {
+    "graph": (GraphSettings, ""),
+    "load": (LoadSettings, ""),
+    "limits": (SceneLimits, "limit_"),
+    "models": (ModelSettings, ""),
+    "related": (RelatedSettings, ""),
+    "questions": (QuestionSettings, ""),
+    "view": (ViewSettings, ""),
+    "scale": (ScaleSettings, ""),
+    "service": (ServiceSettings, ""),
+}
+"""Each room's section: its :class:`Settings` property, its type, and the prefix its fields'
+names lack (``SceneLimits.id_chars`` is ``limit_id_chars``; the others keep the settings' own
+names, so a variable is found by one grep)."""
+
+SHARED_FIELDS: dict[str, tuple[str, ...]] = {
+    # The process's data folder: the embedded store's files, the load checkpoints (loads/),
+    # what the models learned (nltk_data/, models/) and a local Ray's session files (ray/).
+    "data_dir": ("graph", "load", "models", "scale"),
+    # How long opening a connection may take: to the store, and to a Ray cluster's head.
+    "connect_timeout_s": ("graph", "scale"),
+}
+"""The fields read by more than one section, and by which (every other field is in exactly
+one: tests/unit/test_settings_sections.py)."""
 
 
 @lru_cache(maxsize=1)

@@ -78,11 +78,11 @@ def chaos(backend: str, request: pytest.FixtureRequest) -> Iterator[Chaos]:
         graph_user=user,
         graph_password=password,
     )
-    store = open_store(relayed)
+    store = open_store(relayed.graph)
     try:
         store.clear()
         store.apply_schema()
-        load_bundled_samples(store, relayed)
+        load_bundled_samples(store, relayed.load)
         fault = Fault("Bolt connections of the shared Neo4j cut", proxy.cut, proxy.heal)
         with running_server(store=store, **NO_CACHES) as running:
             yield Chaos(running, store, fault)

@@ -80,9 +80,9 @@ def image_count(store: object) -> int:
 def test_a_snapshot_on_a_full_disk_fails_clearly_and_keeps_the_last_one(tmp_path: Path) -> None:
     with small_filesystem(tmp_path / "small") as data_dir:
         settings = make_settings(data_dir)
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             store.apply_schema()
-            load_bundled_samples(store, settings)
+            load_bundled_samples(store, settings.load)
             images = image_count(store)
             store.snapshot()
             snapshots = sorted(data_dir.rglob("*.rdb"))
@@ -105,7 +105,7 @@ def test_a_snapshot_on_a_full_disk_fails_clearly_and_keeps_the_last_one(tmp_path
             os.unlink(filler)
             assert image_count(store) == images  # the server lived through it
             store.snapshot()
-        with open_store(settings) as reopened:
+        with open_store(settings.graph) as reopened:
             assert image_count(reopened) == images
 
 
@@ -133,9 +133,9 @@ def test_a_write_on_a_full_disk_is_refused_as_unavailable_and_leaks_no_server(
     the service) and left the restarted server running unrecorded, one more per call."""
     with small_filesystem(tmp_path / "small") as data_dir:
         settings = make_settings(data_dir)
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             store.apply_schema()
-            load_bundled_samples(store, settings)
+            load_bundled_samples(store, settings.load)
             images = image_count(store)
             filler = data_dir / "filler"
             fill(filler)

@@ -48,7 +48,7 @@ from tests.support.service_server import _data_dir
 
 def test_starts_two_servers_then_hangs():
     with _data_dir() as folder:  # a covr-ts-* folder in the system temp folder
-        store = open_store(make_settings(folder / "owned"))
+        store = open_store(make_settings(folder / "owned").graph)
         pids = [store.server.read_state().pid]
         detached = folder / "detached"
         done = subprocess.run(
@@ -57,7 +57,7 @@ def test_starts_two_servers_then_hangs():
             capture_output=True, text=True, timeout=120,
         )
         assert done.returncode == 0, done.stderr
-        pids.append(EmbeddedServer(make_settings(detached)).read_state().pid)
+        pids.append(EmbeddedServer(make_settings(detached).graph).read_state().pid)
         Path(os.environ["ORPHANS_OUT"]).write_text(json.dumps(pids))
         time.sleep(110)  # killed long before this
 """

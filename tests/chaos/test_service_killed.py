@@ -77,6 +77,6 @@ def test_the_sdk_raises_when_the_service_dies_mid_stream(tmp_path: Path) -> None
             assert written == complete
 
     # the data directory is whole: the orphaned store is adopted, read and stopped
-    with open_store(make_settings(data_dir)) as store:
+    with open_store(make_settings(data_dir).graph) as store:
         rows = store.read("MATCH (i:Image) RETURN count(i) AS n", {})
         assert rows[0]["n"] == images

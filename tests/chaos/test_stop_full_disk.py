@@ -33,7 +33,7 @@ SAVE_WAIT_S = 2.0
 def test_a_server_that_cannot_save_is_stopped_without_a_save(tmp_path: Path) -> None:
     with small_filesystem(tmp_path / "small") as small:
         settings = make_settings(small / "data")
-        server = EmbeddedServer(settings)
+        server = EmbeddedServer(settings.graph)
         state = server.start_detached()
         try:
             client = server._client(10)
@@ -68,7 +68,7 @@ def test_a_server_that_cannot_save_is_stopped_without_a_save(tmp_path: Path) -> 
             assert "stopped without a snapshot" in done.stdout
 
             filler.unlink()  # space again: the write acknowledged before the disk filled is kept
-            again = EmbeddedServer(settings)
+            again = EmbeddedServer(settings.graph)
             again.start_detached()
             client = again._client(10)
             rows = client.execute_command(  # type: ignore[no-untyped-call]
@@ -80,4 +80,4 @@ def test_a_server_that_cannot_save_is_stopped_without_a_save(tmp_path: Path) -> 
             assert not again.stopped_without_save
         finally:
             with contextlib.suppress(GraphError):  # a no-op when the test got this far
-                EmbeddedServer(settings).stop()
+                EmbeddedServer(settings.graph).stop()

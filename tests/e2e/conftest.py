@@ -21,7 +21,7 @@ from tests.support.shared_neo4j import SHARED
 @pytest.fixture(scope="session")
 def external_settings() -> Settings:
     settings = Settings()
-    if backend_of(settings) in (Backend.EMBEDDED, Backend.MANAGED_NEO4J):
+    if backend_of(settings.graph) in (Backend.EMBEDDED, Backend.MANAGED_NEO4J):
         return SHARED.settings  # the session's managed Neo4j (tests/support/shared_neo4j.py)
     return settings
 
@@ -31,7 +31,7 @@ def session_store(external_settings: Settings) -> Iterator[GraphStore]:
     if external_settings is SHARED.settings:
         yield SHARED.store()
         return
-    with open_store(external_settings) as store:
+    with open_store(external_settings.graph) as store:
         yield store
 
 

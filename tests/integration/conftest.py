@@ -91,7 +91,7 @@ def session_store(settings: Settings) -> Iterator[GraphStore]:
     if settings.graph_backend == "neo4j":
         yield SHARED.store()  # started at collection, stopped at the end of the session
         return
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         yield store
 
 

@@ -20,14 +20,15 @@ pytestmark = pytest.mark.integration
 
 def test_a_server_left_running_is_found_and_stopped(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "left")
-    state = EmbeddedServer(settings).start_detached()  # outlives its starter, like a killed test
+    # outlives its starter, like a killed test
+    state = EmbeddedServer(settings.graph).start_detached()
     try:
         assert leftover_servers(tmp_path) == [(state.pid, settings.data_dir.resolve())]
         assert stop_leftover_servers(tmp_path) == [f"pid {state.pid} ({settings.data_dir})"]
         assert leftover_servers(tmp_path) == []
-        assert not EmbeddedServer(settings).answers()
+        assert not EmbeddedServer(settings.graph).answers()
     finally:
-        EmbeddedServer(settings).stop()  # a no-op when the sweep worked
+        EmbeddedServer(settings.graph).stop()  # a no-op when the sweep worked
 
 
 def test_a_pid_that_runs_something_else_is_left_alone(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ from covr_loaders.samples import load_bundled_samples
 
 @dataclass
 class TestServer:
-    """A running server: ``target``, the ``service`` handle, its store and a client factory."""
+    """A running server: ``target``, the ``service`` handle, its store, the settings it was
+    built from (``settings.server`` are its sections) and a client factory."""
 
     __test__ = False  # not a pytest test class
 
@@ -37,6 +38,7 @@ class TestServer:
     tls: TlsConfig | None
     service: Service
     store: GraphStore
+    settings: Settings
 
     def client(self, **kwargs: Any) -> Client:
         """A :class:`Client` for this server (token and TLS filled in unless given)."""
@@ -100,13 +102,13 @@ def running_server(
         }
         config = Settings(_env_file=None, **values)  # type: ignore[call-arg]
         own = store is None
-        graph = open_store(config) if own else store
+        graph = open_store(config.graph) if own else store
         try:
             if own:
                 graph.apply_schema()
                 if samples:
-                    load_bundled_samples(graph, config)
-            service = build_server(config, graph).start()
+                    load_bundled_samples(graph, config.load)
+            service = build_server(config.server, graph).start()
             # The server warms its models and WordNet on a thread after it listens (a minute at
             # load average 12); the tests' deadlines are for the calls, not for that warm-up.
             service.rooms.models.warm()
@@ -118,7 +120,7 @@ def running_server(
                     server_name="localhost",
                 )
             try:
-                yield TestServer(service.target, token or None, tls, service, graph)
+                yield TestServer(service.target, token or None, tls, service, graph, config)
             finally:
                 service.stop(grace=0)
         finally:

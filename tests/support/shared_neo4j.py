@@ -49,7 +49,7 @@ class SharedNeo4j:
 
         def run() -> None:
             try:
-                future.set_result(open_store(settings))
+                future.set_result(open_store(settings.graph))
             except BaseException as exc:  # handed to the first fixture that asks
                 future.set_exception(exc)
 

@@ -23,7 +23,7 @@ def make(**values: object) -> Settings:
     ],
 )
 def test_uri_selects_backend(uri: str, backend: Backend) -> None:
-    assert backend_of(make(graph_uri=uri)) is backend
+    assert backend_of(make(graph_uri=uri).graph) is backend
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,7 @@ def test_uri_selects_backend(uri: str, backend: Backend) -> None:
 def test_graph_backend_chooses_the_managed_server(
     uri: str, choice: str, backend: Backend, dialect: str, managed: bool
 ) -> None:
-    chosen = backend_of(make(graph_uri=uri, graph_backend=choice))
+    chosen = backend_of(make(graph_uri=uri, graph_backend=choice).graph)
     assert chosen is backend
     assert chosen.dialect == dialect
     assert chosen.managed is managed
@@ -91,7 +91,7 @@ def test_env_example_lists_every_setting() -> None:
 
 def test_neo4j_loads_in_smaller_batches_unless_told() -> None:
     """Neo4j's cost grows with the transaction, FalkorDB's with the number of statements."""
-    from covr.settings import NEO4J_LOAD_BATCH_IMAGES
+    from covr.graph.config import NEO4J_LOAD_BATCH_IMAGES
 
     assert Settings(_env_file=None).load_batch_images == 5000  # type: ignore[call-arg]
     managed = Settings(_env_file=None, graph_backend="neo4j")  # type: ignore[call-arg]

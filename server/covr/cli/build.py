@@ -134,7 +134,7 @@ def _load_stage(run: Build, store: GraphStore) -> StageRecord:
     )
 
     def body() -> tuple[list[str], dict[str, Any]]:
-        loaded = stages.load_inputs(store, request.inputs, settings, request.quiet)
+        loaded = stages.load_inputs(store, request.inputs, settings.load, request.quiet)
         _, stats = stages.store_digest(store)
         return [], {"loaded": loaded, "store": stats["datasets"]}
 
@@ -174,7 +174,7 @@ def _generate_stages(run: Build, store: GraphStore, load: StageRecord) -> dict[s
 
     request, settings = run.request, run.settings
     try:  # the image table only: each split's generation builds the service's lookup itself
-        chosen = _chosen_splits(run, RelatedLookup(store, settings=settings))
+        chosen = _chosen_splits(run, RelatedLookup(store, settings=settings.related))
     except RelatedError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     first = generation_options(next(iter(chosen)), request.seed, request.templates, 1, False)
@@ -218,11 +218,12 @@ def _generate_one(
         out.parent.mkdir(parents=True, exist_ok=True)
         if request.ray is not None:
             made = stages.generate_split_on_ray(
-                settings, options, ids, out, request.ray, request.quiet
+                settings.tasks, options, ids, out, request.ray, request.quiet
             )
         else:
             workers = request.workers or settings.questions_workers
-            lookup, missing = serving_lookup(RelatedLookups(store, settings))
+            lookups = RelatedLookups(store, settings.related, settings.models)
+            lookup, missing = serving_lookup(lookups)
             if missing is not None:
                 run.say(f"exclusivity model unavailable ({missing}); using the word lists")
             made = stages.generate_split(

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from covr.graph import GraphStore
     from covr.questions.example import Example, ExampleRecord
     from covr.questions.options import GenerationOptions
-    from covr.settings import Settings
+    from covr.scale.config import TaskSettings
+    from covr_loaders.config import LoadSettings
 
 EXAMPLES_FILE = "examples.jsonl"
 TRAIN_SPLIT = "train"
@@ -65,7 +66,7 @@ def split_order(splits: Sequence[str]) -> list[str]:
 
 
 def load_inputs(
-    store: GraphStore, inputs: Sequence[InputFile], settings: Settings, quiet: bool
+    store: GraphStore, inputs: Sequence[InputFile], settings: LoadSettings, quiet: bool
 ) -> list[dict[str, Any]]:
     """Load every input file (``covr load gqa|vg FILE --split S --resume``): idempotent, and
     continued from the loader's own checkpoint after a kill. One summary per file."""
@@ -195,7 +196,7 @@ def generate_split(
 
 
 def generate_split_on_ray(
-    settings: Settings,
+    settings: TaskSettings,
     options: GenerationOptions,
     ids: list[str],
     out: Path,
@@ -213,7 +214,8 @@ def generate_split_on_ray(
     from covr.scale.generate import generate as run_generate
 
     options = spread_over(options, len(ids))
-    run = Run(settings, options, "store", tuple(ids), out, address, settings.ray_shards, True)
+    shards = settings.scale.ray_shards
+    run = Run(settings, options, "store", tuple(ids), out, address, shards, True)
     try:
         outcome = run_generate(run, say_unless(quiet))
     except ScaleError as exc:

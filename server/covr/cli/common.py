@@ -101,7 +101,7 @@ def store_session() -> Iterator[GraphStore]:
 
     settings = load_settings()
     try:
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             yield store
     except GraphError as exc:
         fail(str(exc))

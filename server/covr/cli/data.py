@@ -18,7 +18,7 @@ from covr.cli.common import EXIT_BAD_INPUT, fail, load_settings, print_json, sto
 if TYPE_CHECKING:  # the loaders and the graph room are imported lazily: `covr --help` stays fast
     from covr.graph import GraphStore
     from covr.scene.model import SceneGraph
-    from covr.settings import Settings
+    from covr_loaders.config import LoadSettings
     from covr_loaders.writer import LoadJob, LoadSummary
 
 load_app = typer.Typer(
@@ -65,7 +65,7 @@ def _split(split: str | None, paths: list[Path]) -> str:
 
 
 def _run(
-    build: Callable[[Settings], LoadJob],
+    build: Callable[[LoadSettings], LoadJob],
     *,
     limit: int | None,
     resume: bool,
@@ -79,7 +79,7 @@ def _run(
     from covr_loaders.progress import NullReporter, Reporter, RichReporter
     from covr_loaders.writer import run_load, validate_only
 
-    settings = load_settings()
+    settings = load_settings().load
     try:
         job = build(settings)
         if dry_run:
@@ -245,7 +245,7 @@ def load_samples(
     settings = load_settings()
     with store_session() as store:
         store.apply_schema()
-        summaries = load_bundled_samples(store, settings)
+        summaries = load_bundled_samples(store, settings.load)
     if as_json:
         print_json({k: v.as_dict() for k, v in summaries.items()})
     else:
@@ -262,7 +262,7 @@ def load_samples_if_empty(store: GraphStore) -> None:
     if store.read(catalog.get("load/any_image")):
         typer.echo("store already holds images; samples not loaded again", err=True)
         return
-    for summary in load_bundled_samples(store, load_settings()).values():
+    for summary in load_bundled_samples(store, load_settings().load).values():
         _print_summary(summary, err=True)
 
 
@@ -277,7 +277,7 @@ def load_samples_unless_present(store: GraphStore) -> list[str]:
     if len(get_scene_graphs(store, ids)) == len(ids):
         typer.echo("the store already holds the samples; not loaded again", err=True)
         return ids
-    for summary in load_bundled_samples(store, load_settings()).values():
+    for summary in load_bundled_samples(store, load_settings().load).values():
         _print_summary(summary, err=True)
     return ids
 

@@ -33,7 +33,7 @@ def _managed_server(action: str, backend: str | None) -> ManagedServer:
 
     choose_backend(backend)
     settings = load_settings()
-    server = managed_server(settings)
+    server = managed_server(settings.graph)
     if server is not None:
         return server
     fail(
@@ -59,7 +59,7 @@ def start(backend: BackendOption = None) -> None:
     server = _managed_server("start", backend)
     try:
         state = server.start_detached()
-        with open_store(load_settings()) as store:
+        with open_store(load_settings().graph) as store:
             store.apply_schema()
     except GraphError as exc:
         fail(str(exc))
@@ -96,7 +96,7 @@ def status(as_json: JsonOption = False, backend: BackendOption = None) -> None:
     server = _managed_server("status", backend)
     from covr.graph import backend_of
 
-    info = {"backend": str(backend_of(load_settings())), **server.status()}
+    info = {"backend": str(backend_of(load_settings().graph)), **server.status()}
     if as_json:
         print_json(info)
         return

@@ -76,7 +76,7 @@ def doctor(
 
     settings = load_settings()
     with store_session() as store:
-        report = doctor_report(store, settings)
+        report = doctor_report(store, settings.graph)
     if as_json:
         print_json(report)
     else:

@@ -58,7 +58,7 @@ def sample_scenes() -> list[SceneGraph]:
     from covr_loaders.samples import sample_jobs
 
     out: list[SceneGraph] = []
-    for job in sample_jobs(load_settings()):
+    for job in sample_jobs(load_settings().load):
         for item in job.inputs:
             out.extend(r for r in item.records(ByteCounter()) if isinstance(r, SceneGraph))
     return out
@@ -216,7 +216,7 @@ def train_exclusivity_job(seed: int, images: int, path: Path, stages: Stages) ->
     options = TrainOptions(seed=seed)
     lexicon = Lexicon(lexicon_data())
     stages.next("opening WordNet")
-    featurizer = Featurizer(lexicon, open_configured_wordnet(load_settings()))
+    featurizer = Featurizer(lexicon, open_configured_wordnet(load_settings().models))
     stages.next("mining contexts")
     samples = sample_scenes()
     contexts = mine_contexts(synthetic_scenes(images, seed) + samples, seed=seed)
@@ -404,7 +404,7 @@ def noun_classes(nouns: Sequence[str]) -> dict[str, str]:
             if wn is None:
                 from covr.models import open_configured_wordnet
 
-                wn = open_configured_wordnet(load_settings())
+                wn = open_configured_wordnet(load_settings().models)
             facts = wordnet_facts(wn, "object", noun)
         if facts.lexname >= 0 and LEXNAMES[facts.lexname].startswith("noun."):
             out[noun] = LEXNAMES[facts.lexname].split(".", 1)[1]

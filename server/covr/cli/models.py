@@ -256,7 +256,7 @@ def eval_exclusivity_cmd(
     from covr.models.gold import load_gold
 
     try:
-        m = load_exclusivity_model(model, settings=load_settings())
+        m = load_exclusivity_model(model, settings=load_settings().models)
     except ModelResourceError as exc:
         fail(str(exc))
     gold = load_gold()
@@ -303,7 +303,7 @@ def eval_presence_cmd(
     from covr.models import ModelResourceError, load_presence_model
 
     try:
-        m = load_presence_model(model, settings=load_settings())
+        m = load_presence_model(model, settings=load_settings().models)
     except ModelResourceError as exc:
         fail(str(exc))
     real_dir = real if real is not None else default_real_dir()
@@ -336,7 +336,7 @@ def info_cmd(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)) -> N
     from covr.models import ModelResourceError, model_info
 
     try:
-        info = model_info(load_settings())
+        info = model_info(load_settings().models)
     except ModelResourceError as exc:
         fail(str(exc))
     if as_json:
@@ -372,7 +372,7 @@ def score_cmd(
 
     try:
         kind = parse_type(node_type, "--type")
-        m = load_exclusivity_model(model, settings=load_settings())
+        m = load_exclusivity_model(model, settings=load_settings().models)
         score = m.m(kind, x, x_prime)
     except ModelInputError as exc:
         fail(str(exc), EXIT_BAD_INPUT)

@@ -160,6 +160,7 @@ def generate(
     template, two-answer share) to stderr.
     """
     from covr.questions.generate import check_images
+    from covr.related.exclusivity import default_exclusivity
     from covr.related.memory import InMemoryRelated
 
     check_output_file(out, "--out")
@@ -201,7 +202,10 @@ def generate(
         _generate_from_store(options, out, images, image, workers, quiet)
         return
     scenes = _read_files(gqa, vg, split) if (gqa or vg) else _read_store(split)
-    provider = InMemoryRelated(scenes, max_checks=settings.questions_max_checks, presort=True)
+    words = default_exclusivity(settings.related_cache_names)
+    provider = InMemoryRelated(
+        scenes, words, max_checks=settings.questions_max_checks, presort=True
+    )
     ids = provider.images(split)
     if not ids:
         fail(f"no scene graph of split {split!r} was found", EXIT_BAD_INPUT)
@@ -229,8 +233,9 @@ def generation_options(
 
     names = tuple(t.strip() for t in templates.split(",") if t.strip())
     try:
+        settings = load_settings()
         options = GenerationOptions.from_settings(
-            load_settings(), split=split, seed=seed, templates=names
+            settings.questions, settings.related, split=split, seed=seed, templates=names
         )
         return dataclasses.replace(
             options,
@@ -273,7 +278,7 @@ def _generate_on_ray(request: RayRun) -> None:
         ids = _ray_source_ids(store, request.options, request.images, request.image)
         options = spread_over(request.options, len(ids))
         run = Run(
-            settings,
+            settings.tasks,
             options,
             request.lookup,
             tuple(ids),
@@ -310,7 +315,7 @@ def _ray_source_ids(
     from covr.related.lookup import RelatedLookup
     from covr.related.store_provider import StoreRelated
 
-    lookup = RelatedLookup(store, settings=load_settings())
+    lookup = RelatedLookup(store, settings=load_settings().related)
     try:
         ids = lookup.image_ids(options.split)
     except RelatedError as exc:
@@ -452,7 +457,7 @@ def _serving_lookup(store: Any, settings: Any) -> tuple[Any, bool]:
     the exclusivity model; a fallback to the word lists is said on stderr."""
     from covr.related.filters import RelatedLookups, serving_lookup
 
-    lookup, missing = serving_lookup(RelatedLookups(store, settings))
+    lookup, missing = serving_lookup(RelatedLookups(store, settings.related, settings.models))
     if missing is not None:
         typer.echo(f"exclusivity model unavailable ({missing}); using the word lists", err=True)
     return lookup, missing is None
@@ -493,7 +498,9 @@ def sample_questions(
         ids = [s.image_id for s in _read_store_scenes(store, split)]
     else:
         ids = sorted(images)
-    options = GenerationOptions.from_settings(settings, split=split, seed=0, templates=())
+    options = GenerationOptions.from_settings(
+        settings.questions, settings.related, split=split, seed=0, templates=()
+    )
     lookup, with_model = _serving_lookup(store, settings)
     exclusivity = settings.related_exclusivity if with_model else "resource"
     examples: list[Example] = []

@@ -76,7 +76,7 @@ def subgraphs(
     from covr.related.lookup import RelatedError, RelatedLookup
     from covr.scene.text import describe
 
-    settings = load_settings()
+    settings = load_settings().related
     with store_session() as store:
         lookup = RelatedLookup(store, settings=settings)
         try:
@@ -164,12 +164,15 @@ def _lookup_for(store: Any, settings: Any, image_id: str, exclusivity: str | Non
     from covr.related.lookup import RelatedError, RelatedLookup
 
     try:
-        RelatedLookup(store, settings=settings).scene_graph(image_id)
+        RelatedLookup(store, settings=settings.related).scene_graph(image_id)
     except RelatedError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     try:
         return build_lookup(
-            store, settings, model=None if exclusivity is None else exclusivity == "model"
+            store,
+            settings.related,
+            settings.models,
+            model=None if exclusivity is None else exclusivity == "model",
         )
     except ModelResourceError as exc:
         fail(f"{exc} (or use --exclusivity resource)", EXIT_BAD_INPUT)

@@ -83,10 +83,9 @@ def distractors(
     )
     with store_session() as store:
         try:
-            requests = _requests(RelatedLookup(store, settings=settings), images, split)
-            batch = Batch(
-                settings, tuple(requests), options, out, ray, shards or settings.ray_shards, resume
-            )
+            requests = _requests(RelatedLookup(store, settings=settings.related), images, split)
+            shards = shards or settings.ray_shards
+            batch = Batch(settings.tasks, tuple(requests), options, out, ray, shards, resume)
             outcome = run(batch, say_unless(quiet), store)
         except ScaleError as exc:
             fail(str(exc), EXIT_BAD_INPUT)

@@ -51,24 +51,24 @@ def serve(
         if not 0 <= port <= 65535:
             fail(f"--port {port} is not a port number", EXIT_BAD_INPUT)
         update["service_port"] = port
-    settings = settings.model_copy(update=update)
+    sections = settings.model_copy(update=update).server  # each room's, --host/--port applied
     try:  # before the store starts: a refused configuration costs nothing
-        check_exposure(settings, insecure=insecure)
-        tls_files(settings)
+        check_exposure(sections.service, insecure=insecure)
+        tls_files(sections.service)
     except ServiceConfigError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        store = open_store(settings)
+        store = open_store(sections.graph)
     except GraphError as exc:
         fail(str(exc))
     try:
         store.apply_schema()
         if samples:
             load_samples_if_empty(store)
-        service = build_server(settings, store, owns_store=True, insecure=insecure)
+        service = build_server(sections, store, owns_store=True, insecure=insecure)
     except ServiceConfigError as exc:
         store.close()
         fail(str(exc), EXIT_BAD_INPUT)

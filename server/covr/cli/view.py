@@ -24,8 +24,8 @@ from covr.cli.common import (
 
 if TYPE_CHECKING:
     from covr.scene.model import SceneGraph
-    from covr.settings import Settings
     from covr.view.app import ViewApp
+    from covr.view.config import ViewSettings
     from covr.view.dataset import Dataset
     from covr.view.sources import SceneSource
 
@@ -120,7 +120,7 @@ def render(
     (question, answer, program tree, each image with its role and the substituted node)."""
     from covr.view.sources import data_uri, find_photo
 
-    settings = load_settings()
+    settings = load_settings().view
     _check_out(out)
     if example is not None:
         if examples_file is None:
@@ -206,7 +206,7 @@ def view(
     from covr.view.app import Evaluation, ViewApp, ViewConfig, check_exposure, write_static
     from covr.view.dataset import DatasetError, Filters, SplitLists
 
-    settings = load_settings()
+    settings = load_settings().view
     insecure = insecure or settings.view_insecure
     if static is None:  # before anything is indexed: a refused configuration costs nothing
         try:
@@ -272,12 +272,12 @@ def _inputs(
     return files, manifests
 
 
-def _view_token(settings: Settings) -> str:
+def _view_token(settings: ViewSettings) -> str:
     return settings.view_token.get_secret_value() if settings.view_token else ""
 
 
 def _serve(
-    app: ViewApp, settings: Settings, port: int | None, *, open_browser: bool, insecure: bool
+    app: ViewApp, settings: ViewSettings, port: int | None, *, open_browser: bool, insecure: bool
 ) -> None:
     """Serve ``app`` until Ctrl-C; a port in use names the setting that moves it."""
     from covr.view.app import ViewServer

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from covr.graph.backends import Backend, backend_of
+from covr.graph.config import GraphSettings
 from covr.graph.errors import (
     DataDirLocked,
     GraphError,
@@ -22,7 +23,6 @@ from covr.graph.store import (
     Row,
     WriteSummary,
 )
-from covr.settings import Settings
 
 if TYPE_CHECKING:
     from covr.graph.managed import ManagedServer
@@ -32,6 +32,7 @@ __all__ = [
     "Backend",
     "DataDirLocked",
     "GraphError",
+    "GraphSettings",
     "GraphStore",
     "Health",
     "IndexState",
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 
-def open_store(settings: Settings) -> GraphStore:
+def open_store(settings: GraphSettings) -> GraphStore:
     """The store the settings select; a managed server (embedded FalkorDB or Neo4j) is started
     when needed."""
     backend = backend_of(settings)
@@ -70,7 +71,7 @@ def open_store(settings: Settings) -> GraphStore:
     return FalkorStore(settings, server=EmbeddedServer(settings))
 
 
-def managed_server(settings: Settings) -> ManagedServer | None:
+def managed_server(settings: GraphSettings) -> ManagedServer | None:
     """The server the project starts itself for these settings (``covr db start``: the
     embedded FalkorDB or the managed Neo4j), not started yet; ``None`` for a server named by
     ``COVR_GRAPH_URI``, which is managed outside the project."""

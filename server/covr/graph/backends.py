@@ -12,10 +12,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from covr.settings import GRAPH_URI_ENGINES
+from covr.graph.config import GRAPH_URI_ENGINES
 
 if TYPE_CHECKING:
-    from covr.settings import Settings
+    from covr.graph.config import GraphSettings
 
 
 class Backend(StrEnum):
@@ -38,7 +38,7 @@ class Backend(StrEnum):
         return self in (Backend.EMBEDDED, Backend.MANAGED_NEO4J)
 
 
-def backend_of(settings: Settings) -> Backend:
+def backend_of(settings: GraphSettings) -> Backend:
     """The store this configuration selects: a URI's scheme names an external server, no URI
     the server the project starts itself (``COVR_GRAPH_BACKEND``)."""
     if not settings.graph_uri:

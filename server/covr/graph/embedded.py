@@ -27,10 +27,10 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from covr.graph.config import GraphSettings
 from covr.graph.errors import StoreUnavailable
 from covr.graph.managed import LOCK_NAME, STATE_NAME, ManagedServer, ServerState
 from covr.graph.startup_watch import HUNG_AFTER_S, StartupWatch
-from covr.settings import Settings
 
 __all__ = ["LOCK_NAME", "STATE_NAME", "EmbeddedServer", "ServerState"]
 
@@ -124,7 +124,7 @@ class EmbeddedServer(ManagedServer):
     hung_after_s: float = HUNG_AFTER_S
     """A start that waits on a lock this long without using CPU is killed and tried again."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: GraphSettings) -> None:
         data_dir = settings.data_dir.expanduser().resolve()
         super().__init__(settings, data_dir)
         self.socket_path = data_dir / SOCKET_NAME

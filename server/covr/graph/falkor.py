@@ -21,6 +21,7 @@ from falkordb.query_result import QueryResult
 from covr.graph import catalog
 from covr.graph.backends import Backend
 from covr.graph.compact import Unsupported, decode_rows
+from covr.graph.config import GraphSettings
 from covr.graph.embedded import EmbeddedServer, module_version, no_retry
 from covr.graph.errors import QueryError, QueryTimeout, SchemaError, StoreUnavailable
 from covr.graph.params import prerender, render_prefix
@@ -38,7 +39,6 @@ from covr.graph.store import (
     WriteSummary,
     as_statement,
 )
-from covr.settings import Settings
 
 T = TypeVar("T")
 SNAPSHOT_REWRITE_TIMEOUT_S = 1800.0
@@ -122,7 +122,7 @@ def _timeout_ms(seconds: float) -> int:
 class FalkorStore(GraphStore):
     """Talks RESP to one FalkorDB server; restarts the embedded one when it has died."""
 
-    def __init__(self, settings: Settings, *, server: EmbeddedServer | None = None) -> None:
+    def __init__(self, settings: GraphSettings, *, server: EmbeddedServer | None = None) -> None:
         self.settings = settings
         self.server = server
         self.backend = Backend.EMBEDDED if server else Backend.FALKORDB

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from covr.graph.config import GraphSettings
 from covr.graph.errors import DataDirLocked, StoreUnavailable
 from covr.graph.startup_watch import StartupWatch
-from covr.settings import Settings
 
 LOCK_NAME = "covr.lock"
 ATTACH_WAIT_S = 30.0
@@ -97,7 +97,7 @@ class ManagedServer(ABC):
     #: the variable that bounds a start
     startup_setting: str = "COVR_STARTUP_TIMEOUT_S"
 
-    def __init__(self, settings: Settings, server_dir: Path) -> None:
+    def __init__(self, settings: GraphSettings, server_dir: Path) -> None:
         self.settings = settings
         self.data_dir = settings.data_dir.expanduser().resolve()
         self.server_dir = server_dir

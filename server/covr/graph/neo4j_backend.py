@@ -30,6 +30,7 @@ from neo4j.exceptions import (
 
 from covr.graph import catalog
 from covr.graph.backends import Backend
+from covr.graph.config import GraphSettings
 from covr.graph.errors import (
     ParameterError,
     QueryError,
@@ -54,7 +55,6 @@ from covr.graph.store import (
     as_statement,
     checked_images,
 )
-from covr.settings import Settings
 
 _T = TypeVar("_T")
 _DRIVERS: dict[tuple[int, str, str], neo4j.Driver] = {}
@@ -69,7 +69,7 @@ MANAGED_RETRY_S = 3.0
 
 
 def shared_driver(
-    settings: Settings, uri: str, auth: tuple[str, str], *, retry_s: float = 30.0
+    settings: GraphSettings, uri: str, auth: tuple[str, str], *, retry_s: float = 30.0
 ) -> neo4j.Driver:
     """One driver per process and server (the driver pools connections itself).
 
@@ -140,7 +140,7 @@ _ROW_LISTS = frozenset({"ids", "images", "objects", "relations"})
 class Neo4jStore(GraphStore):
     """One driver per process; every call is a managed transaction with a server-side timeout."""
 
-    def __init__(self, settings: Settings, *, server: ManagedNeo4j | None = None) -> None:
+    def __init__(self, settings: GraphSettings, *, server: ManagedNeo4j | None = None) -> None:
         self.settings = settings
         self.server = server
         self._database = settings.graph_database

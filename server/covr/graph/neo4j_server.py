@@ -22,9 +22,9 @@ import socket
 from pathlib import Path
 from typing import IO, Any
 
+from covr.graph.config import GraphSettings
 from covr.graph.errors import StoreUnavailable
 from covr.graph.managed import ManagedServer
-from covr.settings import Settings
 
 SERVER_DIR = "neo4j"
 CONFIG_NAME = "neo4j.conf"
@@ -57,7 +57,7 @@ def default_launcher_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "neo4j-launcher"
 
 
-def find_java(settings: Settings) -> str:
+def find_java(settings: GraphSettings) -> str:
     """The java executable: the setting, then ``$JAVA_HOME/bin/java``, then PATH."""
     if settings.neo4j_java:
         candidate = shutil.which(settings.neo4j_java)
@@ -71,7 +71,7 @@ def find_java(settings: Settings) -> str:
     return candidate
 
 
-def launcher_classpath(settings: Settings) -> str:
+def launcher_classpath(settings: GraphSettings) -> str:
     """The launcher jar and the Neo4j jars Maven resolved (``target/classpath.txt``)."""
     folder = settings.neo4j_launcher_dir or default_launcher_dir()
     jar = folder / "target" / JAR_NAME
@@ -108,7 +108,7 @@ class ManagedNeo4j(ManagedServer):
     def startup_timeout(self) -> float:
         return self.settings.neo4j_startup_timeout_s
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: GraphSettings) -> None:
         data_dir = settings.data_dir.expanduser().resolve()
         super().__init__(settings, data_dir / SERVER_DIR)
         self.config_path = self.server_dir / CONFIG_NAME

@@ -12,8 +12,8 @@ from typing import Any
 
 from covr.graph import catalog
 from covr.graph.backends import Backend, backend_of
+from covr.graph.config import GraphSettings
 from covr.graph.store import SCHEMA_VERSION, GraphStore
-from covr.settings import Settings
 
 COUNT_FIELDS = ("images", "objects", "attributes", "relations", "relmods")
 EMBEDDED_KEYS = (
@@ -60,7 +60,7 @@ def store_stats(store: GraphStore) -> dict[str, Any]:
     }
 
 
-def doctor_report(store: GraphStore, settings: Settings) -> dict[str, Any]:
+def doctor_report(store: GraphStore, settings: GraphSettings) -> dict[str, Any]:
     """Which backend, where, versions, schema version, index state and counts, with problems."""
     health = store.health()
     report: dict[str, Any] = {

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from covr.models.errors import ModelInputError, ModelResourceError
 
 if TYPE_CHECKING:
+    from covr.models.config import ModelSettings
     from covr.models.exclusivity import OnnxExclusivity
     from covr.models.presence import PresenceModel
-    from covr.settings import Settings
 
 __all__ = [
     "EXCLUSIVITY_FILE",
@@ -34,6 +34,7 @@ __all__ = [
     "ModelResourceError",
     "bundled_model_path",
     "is_simple",
+    "learned_dir",
     "load_exclusivity_model",
     "load_presence_model",
     "model_info",
@@ -53,35 +54,33 @@ def bundled_model_path(name: str) -> Path:
     return Path(str(resources.files("covr.models").joinpath("resources", name)))
 
 
-def model_path(name: str, settings: Settings | None = None) -> Path:
+def model_path(name: str, settings: ModelSettings) -> Path:
     """``COVR_MODELS_DIR/<name>`` when that setting is given, else the bundled file."""
-    settings = settings or _settings()
     if settings.models_dir is not None and str(settings.models_dir) not in ("", "."):
         return settings.models_dir / name
     return bundled_model_path(name)
 
 
-def _settings() -> Settings:
-    from covr.settings import get_settings
+def learned_dir(settings: ModelSettings) -> Path:
+    """Where a process keeps what the exclusivity model learned for the next (pair scores and
+    WordNet facts: ``<data_dir>/models``)."""
+    return settings.data_dir / "models"
 
-    return get_settings()
 
-
-def open_configured_wordnet(settings: Settings | None = None) -> Any:
+def open_configured_wordnet(settings: ModelSettings) -> Any:
     """The shared nltk WordNet reader over ``COVR_WORDNET_DIR`` (prepared in the data dir)."""
     from covr.models.wordnet import open_wordnet
 
-    settings = settings or _settings()
     return open_wordnet(settings.wordnet_dir, settings.data_dir / "nltk_data")
 
 
-def load_exclusivity_model(
-    path: Path | None = None, *, settings: Settings | None = None
-) -> OnnxExclusivity:
-    """The exclusivity model (one instance per file per process)."""
+def load_exclusivity_model(path: Path | None = None, *, settings: ModelSettings) -> OnnxExclusivity:
+    """The exclusivity model (one instance per file per process); the memo of checked terms
+    gets ``COVR_MODEL_CACHE_TERMS`` entries (:func:`covr.models.terms.size_term_cache`)."""
     from covr.models.exclusivity import OnnxExclusivity
+    from covr.models.terms import size_term_cache
 
-    settings = settings or _settings()
+    size_term_cache(settings.model_cache_terms)
     path = (path or model_path(EXCLUSIVITY_FILE, settings)).resolve()
     with _LOCK:
         model = _LOADED.get(("exclusivity", path))
@@ -91,20 +90,17 @@ def load_exclusivity_model(
                 open_wordnet=lambda: open_configured_wordnet(settings),
                 threads=settings.model_threads,
                 max_pairs=settings.model_cache_pairs,
-                learned=(settings.data_dir / "models", str(settings.wordnet_dir.resolve())),
+                learned=(learned_dir(settings), str(settings.wordnet_dir.resolve())),
             )
             _LOADED[("exclusivity", path)] = model
     assert isinstance(model, OnnxExclusivity)
     return model
 
 
-def load_presence_model(
-    path: Path | None = None, *, settings: Settings | None = None
-) -> PresenceModel:
+def load_presence_model(path: Path | None = None, *, settings: ModelSettings) -> PresenceModel:
     """The presence model (one instance per file per process)."""
     from covr.models.presence import PresenceModel
 
-    settings = settings or _settings()
     path = (path or model_path(PRESENCE_FILE, settings)).resolve()
     with _LOCK:
         model = _LOADED.get(("presence", path))
@@ -115,7 +111,7 @@ def load_presence_model(
     return model
 
 
-def model_info(settings: Settings | None = None) -> dict[str, Any]:
+def model_info(settings: ModelSettings) -> dict[str, Any]:
     """Name, version, file, inputs and metadata of both models (large entries summarized)."""
     from covr.models.onnx_io import OnnxHead
 

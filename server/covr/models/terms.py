@@ -12,7 +12,6 @@ from functools import lru_cache
 from typing import Final, Literal
 
 from covr.models.errors import ModelInputError
-from covr.settings import get_settings
 
 NodeType = Literal["object", "attribute", "relation", "relmod"]
 NODE_TYPES: Final[tuple[NodeType, ...]] = ("object", "attribute", "relation", "relmod")
@@ -29,6 +28,9 @@ _ALIASES: Final[dict[str, NodeType]] = {
     "relmod": "relmod",
 }
 MAX_TERM_CHARS: Final = 100
+TERM_CACHE: Final = 200_000
+"""Terms the memo of :func:`normal_form` holds until a model loader sizes it from
+``COVR_MODEL_CACHE_TERMS`` (whose default is the same number: tests/unit/test_settings.py)."""
 """Longer strings are not node names of any scene graph dataset (GQA's longest is ~30)."""
 
 
@@ -65,21 +67,31 @@ def normalize_term(value: object, field: str = "term") -> str:
 
 TermCheck = Callable[[str], tuple[str, str | None]]
 _memo: TermCheck | None = None
+_memo_size = 0
 
 
 def normal_form(value: str) -> tuple[str, str | None]:
     """``(normal form, None)`` or ``("", problem)``; memoized because serving sees the same
     dataset names over and over (validation was a third of the cost of a cold batch). The memo
-    holds ``COVR_MODEL_CACHE_TERMS`` terms (LRU), sized on first use."""
-    memo = _memo or configure_term_cache(get_settings().model_cache_terms)
+    holds ``COVR_MODEL_CACHE_TERMS`` terms (LRU): the model loaders size it from their settings
+    section (:func:`size_term_cache`); before any has, it holds :data:`TERM_CACHE`."""
+    memo = _memo or configure_term_cache(TERM_CACHE)
     return memo(value)
+
+
+def size_term_cache(size: int) -> None:
+    """Give the memo ``size`` terms, keeping what it holds when it has that size already (every
+    model load of a process passes the same setting)."""
+    if _memo is None or _memo_size != size:
+        configure_term_cache(size)
 
 
 def configure_term_cache(size: int) -> TermCheck:
     """A fresh memo of :func:`normal_form` holding ``size`` terms (what the settings say, or a
     test's own size); returns it."""
-    global _memo
+    global _memo, _memo_size
     _memo = lru_cache(maxsize=size)(_check_term)
+    _memo_size = size
     return _memo
 
 

@@ -254,11 +254,12 @@ def counted_names(program: Sequence[Mapping[str, Any]]) -> Iterator[str]:
 def main(argv: list[str] | None = None) -> int:
     """Regenerate ``resources/mass_nouns.json`` (JSON so the packaging rules for ``**/*.json`` ship it) (or the path given) from WordNet."""
     from covr.models import open_configured_wordnet
+    from covr.settings import get_settings  # a command: it reads the settings (the models')
 
     args = sys.argv[1:] if argv is None else argv
     default = Path(__file__).parent / "resources" / RESOURCE
     target = Path(args[0]) if args else default
-    words = build(open_configured_wordnet(), dataset_vocabulary())
+    words = build(open_configured_wordnet(get_settings().models), dataset_vocabulary())
     target.write_text(render(words))
     print(f"{len(words)} mass nouns -> {target}")
     return 0

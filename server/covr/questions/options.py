@@ -16,7 +16,8 @@ from covr.related.api import enumeration_options
 from covr.scene.enumerate import EnumerationOptions
 
 if TYPE_CHECKING:
-    from covr.settings import Settings
+    from covr.questions.config import QuestionSettings
+    from covr.related.api import RelatedSettings
 
 MAX_SEED = 2**63 - 1
 """The largest seed a request may give (a signed 64-bit integer, as the API carries it)."""
@@ -54,10 +55,18 @@ class GenerationOptions:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, split: str, seed: int = 0, templates: Sequence[str] = ()
+        cls,
+        settings: QuestionSettings,
+        related: RelatedSettings,
+        *,
+        split: str,
+        seed: int = 0,
+        templates: Sequence[str] = (),
     ) -> GenerationOptions:
-        """The request's split, seed and templates plus the ``COVR_QUESTIONS_*`` and
-        ``COVR_SUBGRAPH_*`` settings (what the CLI, the quick start and the service use)."""
+        """The request's split, seed and templates plus the ``COVR_QUESTIONS_*`` settings (the
+        question room's section) and the ``COVR_SUBGRAPH_*`` ones (the related room's, which
+        enumerates subgraphs for lookups and questions alike): what the CLI, the quick start
+        and the service use."""
         return cls(
             split=split,
             seed=seed,
@@ -68,7 +77,7 @@ class GenerationOptions:
             positives_limit=settings.questions_positives,
             flip_attempts=settings.questions_flip_attempts,
             max_combos=settings.questions_max_combos,
-            enumeration=enumeration_options(settings),
+            enumeration=enumeration_options(related),
         )
 
     def __post_init__(self) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from covr.questions.config import QuestionSettings
 from covr.questions.engine import ImageGenerator
 from covr.questions.errors import GenerationError, SourceNotFound
 from covr.questions.example import Example
@@ -41,9 +42,9 @@ from covr.questions.options import GenerationOptions
 from covr.questions.quota import FormQuota, by_text
 from covr.questions.templates import select_templates
 from covr.questions.world import default_attribute_types
+from covr.related.api import RelatedSettings
 from covr.related.store_provider import StoreRelated
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings
 
 
 @dataclass
@@ -134,7 +135,8 @@ class QuotaRun:
 
 def for_image(
     provider: StoreRelated,
-    settings: Settings,
+    settings: QuestionSettings,
+    related: RelatedSettings,
     image_id: str,
     *,
     split: str | None,
@@ -162,7 +164,7 @@ def for_image(
             f"image {scene.image_id!r} belongs to split {scene.split!r}, not {chosen!r}",
         )
     options = GenerationOptions.from_settings(
-        settings, split=chosen, seed=seed, templates=templates
+        settings, related, split=chosen, seed=seed, templates=templates
     )
     # Only an empty result needs telling "no subgraph to ask about" apart: the check enumerates
     # the image's subgraphs, which the engine has just done.
@@ -176,7 +178,8 @@ def for_image(
 
 def for_subgraph(
     provider: StoreRelated,
-    settings: Settings,
+    settings: QuestionSettings,
+    related: RelatedSettings,
     g: Subgraph,
     *,
     split: str | None,
@@ -201,7 +204,7 @@ def for_subgraph(
     image_id = choose_source_image(positives, g, seed)
     chosen = split or provider.scene(image_id).split
     options = GenerationOptions.from_settings(
-        settings, split=chosen, seed=seed, templates=templates
+        settings, related, split=chosen, seed=seed, templates=templates
     )
     run = QuotaRun.start(options, per_template, max_image_share)
     if run is None:

@@ -7,7 +7,8 @@ Cypher-backed one (:class:`~covr.related.store_provider.StoreRelated`) and the i
 ``related/``. Result types and errors live here for the same reason (:class:`Distractor` and
 the presence-filter hook are defined with the definitions they follow, in
 :mod:`covr.related.matcher`, and re-exported here: the matcher imports nothing of this module,
-so there is no import circle).
+so there is no import circle). The room's settings section, :class:`RelatedSettings`
+(:mod:`covr.related.config`), is re-exported too: the question room builds its options with it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from covr.related import matcher
+from covr.related.config import RelatedSettings
 from covr.related.errors import RelatedError, StatsMissing, UnknownImage, UnknownSubgraph
 from covr.related.matcher import Distractor, PresenceFilter, no_presence_filter
 from covr.related.request import DEFAULT, Default, RelatedRequest, as_subgraph
@@ -26,7 +28,6 @@ from covr.scene.edits import signature_sort_key
 from covr.scene.enumerate import EnumerationOptions
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings
 
 __all__ = [
     "DEFAULT",
@@ -38,6 +39,7 @@ __all__ = [
     "RelatedProvider",
     "RelatedRequest",
     "RelatedResult",
+    "RelatedSettings",
     "StatsMissing",
     "UnknownImage",
     "UnknownSubgraph",
@@ -152,7 +154,7 @@ def _split_list(text: str) -> frozenset[str]:
     return frozenset(p.strip() for p in text.split(",") if p.strip())
 
 
-def enumeration_options(settings: Settings) -> EnumerationOptions:
+def enumeration_options(settings: RelatedSettings) -> EnumerationOptions:
     """Subgraph enumeration options from ``COVR_SUBGRAPH_*`` (defaults: the reference values)."""
     pairs: set[tuple[str, str]] = set()
     for item in _split_list(settings.subgraph_ignored_pairs):

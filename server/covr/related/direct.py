@@ -16,13 +16,13 @@ from collections.abc import Callable
 import numpy as np
 
 from covr.graph.store import GraphStore, Row
+from covr.related.config import RelatedSettings
 from covr.related.cypher_path import AnchoredBranch, Rule, anchored_query, read_order
 from covr.related.names import NameTables, embeddings, readings_of
 from covr.related.request import RelatedRequest
 from covr.related.sampling import ImageTable
 from covr.related.states import SigState
 from covr.scene.edits import Position, name_at, positions, signature
-from covr.settings import Settings
 
 
 class DirectMatches:
@@ -33,7 +33,7 @@ class DirectMatches:
         self,
         store: GraphStore,
         names: NameTables,
-        settings: Settings,
+        settings: RelatedSettings,
         request: RelatedRequest,
         table: ImageTable,
         first_batch: Callable[[int | None], int],

@@ -37,7 +37,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from covr.scene.edits import NodeType
 from covr.scene.text import singular
-from covr.settings import get_settings
 
 __all__ = [
     "EXCLUSIVE_THRESHOLD",
@@ -47,6 +46,9 @@ __all__ = [
     "default_exclusivity",
     "is_exclusive",
 ]
+NAMES_CACHE = 200_000
+"""Names the word lists' per-name memo tables hold when no size is given (the default of
+``COVR_RELATED_CACHE_NAMES``, which the lookups pass: tests/unit/test_settings.py)."""
 EXCLUSIVE_THRESHOLD = 0.5
 
 
@@ -259,12 +261,11 @@ class ResourceExclusivity:
         nouns: Mapping[str, Any] | None = None,
         attributes: Mapping[str, Any] | None = None,
         relations: Mapping[str, Any] | None = None,
-        cache_names: int | None = None,
+        cache_names: int = NAMES_CACHE,
     ) -> None:
-        """``cache_names`` bounds the per-name memo tables (``COVR_RELATED_CACHE_NAMES`` when
-        not given), so a long-running service's memory stays bounded."""
-        if cache_names is None:
-            cache_names = get_settings().related_cache_names
+        """``cache_names`` bounds the per-name memo tables (``COVR_RELATED_CACHE_NAMES``: the
+        lookups pass their settings section's), so a long-running service's memory stays
+        bounded."""
         self._nouns = _Nouns(
             nouns if nouns is not None else load_resource("nouns.json"), cache_names
         )
@@ -308,6 +309,7 @@ class ResourceExclusivity:
 
 
 @cache
-def default_exclusivity() -> ResourceExclusivity:
-    """A shared :class:`ResourceExclusivity` over the packaged resources."""
-    return ResourceExclusivity()
+def default_exclusivity(cache_names: int = NAMES_CACHE) -> ResourceExclusivity:
+    """A shared :class:`ResourceExclusivity` over the packaged resources (one per memo size:
+    the lookups pass ``COVR_RELATED_CACHE_NAMES`` from their settings section)."""
+    return ResourceExclusivity(cache_names=cache_names)

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 from covr import models
 from covr.graph.store import GraphStore
+from covr.models.config import ModelSettings
 from covr.related.api import Distractor, NamePresence, PresenceFilter
+from covr.related.config import RelatedSettings, parse_thresholds
 from covr.related.exclusivity import (
     Exclusivity,
     NodeType,
@@ -33,7 +35,6 @@ from covr.related.exclusivity import (
 from covr.related.lookup import RelatedLookup
 from covr.scene.model import Object, SceneGraph
 from covr.scene.subgraph import Subgraph, SubgraphError
-from covr.settings import Settings, get_settings, parse_thresholds
 
 if TYPE_CHECKING:
     from covr.models.presence import PresenceModel
@@ -204,11 +205,17 @@ def _owner_without_part(owners: list[Object], scene: SceneGraph, part: str) -> b
 
 
 class RelatedLookups:
-    """The lookups of one process, one per exclusivity choice, created on first use."""
+    """The lookups of one process, one per exclusivity choice, created on first use.
 
-    def __init__(self, store: GraphStore, settings: Settings | None = None) -> None:
+    Takes two sections: the lookups' own (``related``) and the models room's, whose
+    classifiers (files, threads, score caches, learned folder) the lookups are built with."""
+
+    def __init__(
+        self, store: GraphStore, settings: RelatedSettings, model_settings: ModelSettings
+    ) -> None:
         self.store = store
-        self.settings = settings or get_settings()
+        self.settings = settings
+        self.model_settings = model_settings
         self._lock = threading.Lock()
         self._lookups: dict[bool, RelatedLookup] = {}
 
@@ -233,19 +240,22 @@ class RelatedLookups:
     def _build(self, use_model: bool) -> RelatedLookup:
         exclusivity: Exclusivity
         if use_model:
-            model = models.load_exclusivity_model(settings=self.settings)
-            exclusivity = ModelExclusivity(model, default_exclusivity())
+            model = models.load_exclusivity_model(settings=self.model_settings)
+            words = default_exclusivity(self.settings.related_cache_names)
+            exclusivity = ModelExclusivity(model, words)
             version = f"exclusivity={model.version}"
         else:
-            exclusivity = default_exclusivity()
+            exclusivity = default_exclusivity(self.settings.related_cache_names)
             version = "exclusivity=resource"
         presence = None
         if self.settings.related_presence:
-            presence = models.load_presence_model(settings=self.settings)
+            presence = models.load_presence_model(settings=self.model_settings)
             version += f";presence={presence.version}"
         lookup = RelatedLookup(
             self.store, exclusivity=exclusivity, model_version=version, settings=self.settings
         )
+        if use_model:
+            lookup.learned = models.learned_dir(self.model_settings)
         if presence is not None:
             thresholds = parse_thresholds(self.settings.related_presence_thresholds)
             lookup.presence_filter = model_presence_filter(
@@ -259,10 +269,14 @@ class RelatedLookups:
 
 
 def build_lookup(
-    store: GraphStore, settings: Settings | None = None, *, model: bool | None = None
+    store: GraphStore,
+    settings: RelatedSettings,
+    model_settings: ModelSettings,
+    *,
+    model: bool | None = None,
 ) -> RelatedLookup:
     """One lookup configured from settings (CLI commands and benchmarks use this)."""
-    return RelatedLookups(store, settings).get(model=model)
+    return RelatedLookups(store, settings, model_settings).get(model=model)
 
 
 def serving_lookup(lookups: RelatedLookups) -> tuple[RelatedLookup, str | None]:

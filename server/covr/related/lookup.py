@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from covr.cache import LRU
@@ -35,6 +36,7 @@ from covr.related.api import (
     enumeration_options,
     no_presence_filter,
 )
+from covr.related.config import RelatedSettings
 from covr.related.exclusivity import Exclusivity, default_exclusivity
 from covr.related.matcher import contains
 from covr.related.names import Concretes, NameTables
@@ -44,7 +46,6 @@ from covr.related.search import Search
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings, get_settings
 
 __all__ = [
     "DEFAULT",
@@ -108,7 +109,7 @@ class RelatedLookup:
         exclusivity: Exclusivity | None = None,
         presence_filter: PresenceFilter = no_presence_filter,
         model_version: str = "resource",
-        settings: Settings | None = None,
+        settings: RelatedSettings,
     ) -> None:
         self.store = store
         self.presence_filter = presence_filter
@@ -116,11 +117,15 @@ class RelatedLookup:
         """The presence model on one object name (``None``: no model); the question engine asks
         it of every image an answer depends on (:meth:`StoreRelated.unannotated`)."""
         self.model_version = model_version
-        self.settings = settings or get_settings()
+        self.settings = settings
+        self.learned: Path | None = None
+        """Where the exclusivity model keeps what this process learned for the next (set by
+        :class:`covr.related.filters.RelatedLookups` with the model; ``None``: nothing kept)."""
         self.options = enumeration_options(self.settings)
         self._lock = _SharedLock()
         self._generation: str | None = None
-        self.names = NameTables(store, exclusivity or default_exclusivity(), self.settings)
+        exclusivity = exclusivity or default_exclusivity(settings.related_cache_names)
+        self.names = NameTables(store, exclusivity, self.settings)
         self.scenes = SceneReader(
             store,
             cache_size=self.settings.related_cache_scenes,

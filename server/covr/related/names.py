@@ -28,12 +28,12 @@ import numpy as np
 from covr.cache import LRU
 from covr.graph import catalog, name_stats
 from covr.graph.store import GraphStore
+from covr.related.config import RelatedSettings
 from covr.related.cypher_path import Rule
 from covr.related.exclusivity import EXCLUSIVE_THRESHOLD, Exclusivity, scores_against
 from covr.related.sampling import IdArray, ImageTable
 from covr.scene.edits import NodeType, Position, name_at, positions, substitute
 from covr.scene.subgraph import Subgraph, SubgraphError
-from covr.settings import Settings
 
 Exclusive = Callable[[NodeType, str, str], bool]
 """``exclusive(kind, x, y)``: whether ``y`` may replace ``x`` in a distractor."""
@@ -201,7 +201,9 @@ _ANCHOR_ENOUGH = 256
 class NameTables:
     """Image table, vocabularies, name postings and exclusivity decisions of one generation."""
 
-    def __init__(self, store: GraphStore, exclusivity: Exclusivity, settings: Settings) -> None:
+    def __init__(
+        self, store: GraphStore, exclusivity: Exclusivity, settings: RelatedSettings
+    ) -> None:
         self.store = store
         self.exclusivity = exclusivity
         self.settings = settings

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from covr.related.config import RelatedSettings
 from covr.related.errors import RelatedError
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings
 
 __all__ = ["DEFAULT", "Default", "RelatedRequest", "as_subgraph"]
 
@@ -100,7 +100,7 @@ class RelatedRequest:
         """``positives_limit`` of a :meth:`resolved` request."""
         return _resolved("positives_limit", self.positives_limit)
 
-    def resolved(self, settings: Settings) -> RelatedRequest:
+    def resolved(self, settings: RelatedSettings) -> RelatedRequest:
         """The request with :data:`DEFAULT` values taken from ``settings`` (itself when none
         is left): a default and the value it stands for are one cache entry."""
         changes: dict[str, Any] = {}

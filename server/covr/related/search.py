@@ -29,6 +29,7 @@ from typing import Any
 
 from covr.graph.store import GraphStore, RoundCheck, Row
 from covr.related.api import Distractor, PresenceFilter, RelatedResult
+from covr.related.config import RelatedSettings
 from covr.related.cypher_path import (
     NEVER,
     Branch,
@@ -53,7 +54,6 @@ from covr.related.request import RelatedRequest
 from covr.related.states import SigState
 from covr.scene.edits import positions, signature, signature_sort_key
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings
 
 Verified = dict[str, tuple[bool, dict[str, set[Subgraph]]]]
 """Per image: whether it is a positive, and its concrete ``g'`` per signature."""
@@ -76,7 +76,7 @@ class Search:
         names: NameTables,
         concretes: Concretes,
         presence_filter: PresenceFilter,
-        settings: Settings,
+        settings: RelatedSettings,
         request: RelatedRequest,
     ) -> None:
         self.store = store

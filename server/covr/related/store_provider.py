@@ -79,8 +79,8 @@ class StoreRelated:
         """Keep what this process learned for the next one: the exclusivity model's pair scores
         (:mod:`covr.models.pair_memo`; ``covr generate`` calls it at the end of a run)."""
         remember = getattr(self.lookup.exclusivity, "remember_pairs", None)
-        if callable(remember):
-            remember(self.lookup.settings.data_dir / "models")
+        if callable(remember) and self.lookup.learned is not None:
+            remember(self.lookup.learned)
 
     def unannotated(self, name: str, image_id: str) -> bool:
         """The lookup's presence model on ``name`` in the image (``False`` without a model or

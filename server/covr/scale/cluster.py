@@ -25,9 +25,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from covr.errors import CovrError
+from covr.scale.config import ScaleSettings
 from covr.scale.errors import ScaleError
 from covr.scale.tasks import Job, ShardResult
-from covr.settings import Settings
 
 LOCAL = "local"
 AUTO = "auto"
@@ -40,7 +40,7 @@ class ShardFailed(RuntimeError):
     task hit an error that is not bad input)."""
 
 
-def temp_dir(settings: Settings) -> Path:
+def temp_dir(settings: ScaleSettings) -> Path:
     """Where a locally started Ray keeps its session files."""
     if settings.ray_temp_dir is not None:
         return settings.ray_temp_dir.expanduser().resolve()
@@ -76,7 +76,7 @@ def _quiet() -> None:
 
 
 @contextmanager
-def connected(address: str, settings: Settings) -> Iterator[None]:
+def connected(address: str, settings: ScaleSettings) -> Iterator[None]:
     """Ray started (``local``) or joined for the duration of the block; shut down after."""
     check_address(address, settings.connect_timeout_s)
     _quiet()
@@ -120,7 +120,7 @@ def run_shards(
     task: Callable[[Job, int, Sequence[str]], ShardResult],
     job: Job,
     shards: Sequence[tuple[int, Sequence[str]]],
-    settings: Settings,
+    settings: ScaleSettings,
     on_done: Callable[[ShardResult], None],
 ) -> Counter[str]:
     """Run ``task`` for every ``(shard, image ids)`` on the connected cluster; return how many

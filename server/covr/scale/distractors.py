@@ -29,13 +29,13 @@ from covr.graph import GraphStore
 from covr.jsonlines import json_value
 from covr.related.api import Distractor, RelatedError, RelatedResult, contains
 from covr.related.lookup import RelatedLookup
+from covr.scale.config import TaskSettings
 from covr.scale.errors import ScaleError
 from covr.scale.runner import Outcome, Say, execute
 from covr.scale.shards import Parts, encode_records, run_key, shard_of
-from covr.scale.tasks import Job, RelatedOptions, ShardResult, plain_settings, worker_for
+from covr.scale.tasks import Job, RelatedOptions, ShardResult, worker_for
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph, SubgraphError
-from covr.settings import Settings
 
 FORMATS = ("jsonl", "parquet")
 
@@ -185,7 +185,7 @@ def _distractor(d: Distractor) -> dict[str, Any]:
 class Batch:
     """One ``covr distractors`` request (the CLI fills it)."""
 
-    settings: Settings
+    settings: TaskSettings
     requests: tuple[Request, ...]
     options: RelatedOptions
     out: Path
@@ -208,18 +208,18 @@ def run(batch: Batch, say: Say, store: GraphStore | None = None) -> Outcome:
         "options": asdict(batch.options),
         "requests": requests,
         "shards": batch.shards,
-        "store": batch.settings.graph_uri or str(batch.settings.data_dir),
+        "store": batch.settings.graph.graph_uri or str(batch.settings.graph.data_dir),
     }
     parts = Parts(batch.out, batch.shards, run_key(description))
-    settings = plain_settings(batch.settings)
-    job = Job(settings, batch.options.split or "", "store", related=batch.options, key=parts.run)
+    split = batch.options.split or ""
+    job = Job(batch.settings, split, "store", related=batch.options, key=parts.run)
     outcome = execute(
         distractor_shard,
         job,
         layout,
         parts,
         batch.address,
-        batch.settings,
+        batch.settings.scale,
         batch.resume,
         say,
         store,

@@ -24,18 +24,18 @@ from covr.questions.engine import GENERATOR_VERSION
 from covr.questions.generate import GenerationOptions
 from covr.questions.quota import FormQuota, by_text
 from covr.questions.templates import select_templates
+from covr.scale.config import TaskSettings
 from covr.scale.errors import ScaleError
 from covr.scale.runner import Outcome, Say, execute
 from covr.scale.shards import Parts, plan, run_key, shard_of
-from covr.scale.tasks import Job, generate_shard, plain_settings
-from covr.settings import Settings
+from covr.scale.tasks import Job, generate_shard
 
 
 @dataclass(frozen=True)
 class Run:
     """One ``covr generate --ray`` request (the CLI fills it)."""
 
-    settings: Settings
+    settings: TaskSettings
     options: GenerationOptions
     lookup: str
     image_ids: tuple[str, ...]
@@ -55,7 +55,7 @@ def describe(run: Run) -> dict[str, Any]:
         "lookup": run.lookup,
         "images": ids,
         "shards": run.shards,
-        "store": run.settings.graph_uri or str(run.settings.data_dir),
+        "store": run.settings.graph.graph_uri or str(run.settings.graph.data_dir),
     }
 
 
@@ -65,10 +65,9 @@ def generate(run: Run, say: Say) -> Outcome:
         raise ScaleError("shards", f"must be >= 1, got {run.shards}")
     layout = plan(run.image_ids, run.shards)
     parts = Parts(run.out, run.shards, run_key(describe(run)))
-    settings = plain_settings(run.settings)
-    job = Job(settings, run.options.split, run.lookup, options=run.options, key=parts.run)
+    job = Job(run.settings, run.options.split, run.lookup, options=run.options, key=parts.run)
     outcome = execute(
-        generate_shard, job, layout, parts, run.address, run.settings, run.resume, say
+        generate_shard, job, layout, parts, run.address, run.settings.scale, run.resume, say
     )
     forms = [t.name for t in select_templates(run.options.templates)]
     quota = FormQuota.for_run(run.options)

@@ -15,9 +15,9 @@ from typing import Any
 
 from covr.graph import GraphStore
 from covr.scale.cluster import connected, run_shards
+from covr.scale.config import ScaleSettings
 from covr.scale.shards import Parts
 from covr.scale.tasks import Job, ShardResult, in_process
-from covr.settings import Settings
 
 Say = Callable[[str], None]
 Task = Callable[[Job, int, Sequence[str]], ShardResult]
@@ -67,7 +67,7 @@ def execute(
     layout: Sequence[Sequence[str]],
     parts: Parts,
     address: str | None,
-    settings: Settings,
+    settings: ScaleSettings,
     resume: bool,
     say: Say,
     store: GraphStore | None = None,

@@ -1,8 +1,9 @@
 """What one shard task runs on a Ray worker: its own store connection, its own provider, one
 record per source image.
 
-Everything a task receives is plain data (settings as a dict, options as a frozen dataclass,
-image ids as strings): a worker on another machine has neither the driver's environment nor its
+Everything a task receives is plain data (the settings sections it needs as frozen
+dataclasses, :class:`covr.scale.config.TaskSettings`; options as a frozen dataclass; image ids
+as strings): a worker on another machine has neither the driver's environment nor its
 ``.env`` file, and a connection cannot be pickled. A worker process keeps the store connection
 and the provider it built for the next shard of the same job (Ray reuses worker processes), as
 the process pool's workers share one provider; the output is the same either way, because every
@@ -16,10 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-from pydantic import SecretStr
 
 from covr.collector import batch_collection
 from covr.graph import GraphStore, open_store
@@ -28,32 +26,16 @@ from covr.questions.export import dumps
 from covr.questions.generate import GenerationOptions, image_examples
 from covr.questions.quota import FormQuota, by_text
 from covr.related.api import RelatedProvider
+from covr.related.exclusivity import default_exclusivity
 from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
 from covr.related.memory import InMemoryRelated
 from covr.related.request import RelatedRequest
 from covr.related.store_provider import StoreRelated
+from covr.scale.config import TaskSettings
 from covr.scale.shards import encode_records
-from covr.settings import Settings
 
 LOOKUPS = ("memory", "store")
-
-
-def plain_settings(settings: Settings) -> dict[str, Any]:
-    """The settings as plain values (secrets in clear text, paths as strings) for a task."""
-    out: dict[str, Any] = {}
-    for name, value in settings.model_dump().items():
-        if isinstance(value, SecretStr):
-            value = value.get_secret_value()
-        elif isinstance(value, Path):
-            value = str(value)
-        out[name] = value
-    return out
-
-
-def settings_from(values: dict[str, Any]) -> Settings:
-    """The driver's settings on a worker; every field is given, so its environment is unused."""
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
 @dataclass(frozen=True)
@@ -84,7 +66,7 @@ class RelatedOptions:
 class Job:
     """One batch run as a task sees it: the store, the split, the lookup and the options."""
 
-    settings: dict[str, Any]
+    settings: TaskSettings
     split: str
     lookup: str  # "memory" (matcher over the split's scene graphs) or "store" (Cypher lookup)
     options: GenerationOptions | None = None  # generation only
@@ -128,7 +110,7 @@ def worker_for(job: Job) -> _Worker:
         _CACHED.store.close()
         _CACHED = None
     # on the driver's machine this attaches to the embedded server the driver started
-    _CACHED = _build(job, open_store(settings_from(job.settings)))
+    _CACHED = _build(job, open_store(job.settings.graph))
     return _CACHED
 
 
@@ -144,19 +126,20 @@ def in_process(job: Job, store: GraphStore) -> Iterator[None]:
 
 
 def _build(job: Job, store: GraphStore) -> _Worker:
-    settings = settings_from(job.settings)
+    settings = job.settings
     if job.lookup == "memory":  # the classifiers are not needed: only listings and scenes
-        lookup = RelatedLookup(store, settings=settings)
+        lookup = RelatedLookup(store, settings=settings.related)
     else:
-        lookup, _reason = serving_lookup(RelatedLookups(store, settings))
+        lookup, _reason = serving_lookup(RelatedLookups(store, settings.related, settings.models))
     provider: RelatedProvider | None = None
     if job.options is not None:
         ids = lookup.image_ids(job.split)
         if job.lookup == "memory":
             # the split's scene graphs sorted by id, as covr generate builds its index
             scenes = read_scenes(lookup, ids)
-            max_checks = settings.questions_max_checks
-            provider = InMemoryRelated(scenes, max_checks=max_checks, presort=True)
+            max_checks = settings.questions.questions_max_checks
+            words = default_exclusivity(settings.related.related_cache_names)
+            provider = InMemoryRelated(scenes, words, max_checks=max_checks, presort=True)
         else:
             provider = StoreRelated(lookup, {job.split: ids})
     return _Worker(job.key, store, provider, lookup)

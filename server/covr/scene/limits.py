@@ -21,15 +21,15 @@ each limit exists:
   outside 64 bits, which neither store can hold (``"width": 1e19``);
 - NUL and U+0001 in any stored text: FalkorDB's indexes cannot find a string holding U+0001.
 
-The values come from the settings (``COVR_LIMIT_*``); the defaults are far above anything in
-GQA, Visual Genome or imSitu.
+The values come from the settings (``COVR_LIMIT_*``: this is their section, built by
+``covr.settings.Settings.limits``); the defaults are far above anything in GQA, Visual Genome or
+imSitu.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from covr.scene.model import SceneGraph
 from covr.scene.records import KEY_SEP
@@ -53,19 +53,6 @@ class SceneLimits:
     relations: int = 50_000
     relmods: int = 64
     split_chars: int = 64
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> SceneLimits:
-        """The limits of the one settings object (``COVR_LIMIT_*``)."""
-        return cls(
-            id_chars=settings.limit_id_chars,
-            name_chars=settings.limit_name_chars,
-            objects=settings.limit_objects,
-            attributes=settings.limit_attributes,
-            relations=settings.limit_relations,
-            relmods=settings.limit_relmods,
-            split_chars=settings.limit_split_chars,
-        )
 
     def violation(self, graph: SceneGraph) -> tuple[str, str] | None:
         """``(field, message)`` of the first rule ``graph`` breaks, else ``None``.

@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from covr.service.config import ServiceSettings
 from covr.service.errors import ResourceExhausted
-from covr.settings import Settings
 
 MIN_RETRY_S = 0.05
 MAX_RETRY_S = 10.0
@@ -39,7 +39,7 @@ def default_slots(configured: int, per_core: int) -> int:
     return max(1, cores) * per_core
 
 
-def for_settings(settings: Settings) -> Admission:
+def for_settings(settings: ServiceSettings) -> Admission:
     """The limits of ``COVR_SERVICE_MAX_GENERATIONS``, ``COVR_SERVICE_MAX_LOOKUPS`` and
     ``COVR_SERVICE_MAX_BATCHES``."""
     return Admission(

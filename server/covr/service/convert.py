@@ -39,8 +39,8 @@ from covr.scene.subgraph import (
     SubgraphRelMod,
 )
 from covr.scene.text import describe
+from covr.service.config import ServiceSettings
 from covr.service.errors import FieldViolation, InvalidArgument
-from covr.settings import Settings
 from covr.v1 import questions_pb2, scene_pb2
 
 MAX_SUBGRAPH_PARTS = 32
@@ -383,7 +383,7 @@ class RequestLimits:
     server's default", as the proto comments promise.
     """
 
-    settings: Settings
+    settings: ServiceSettings
 
     def page_size(self, requested: int, field: str = "page_size") -> int:
         """The page size to use: the default for 0, the request's value up to the maximum."""

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from covr.exposure import Door, ExposureError, check_door, is_loopback
-from covr.settings import Settings
+from covr.service.config import ServiceSettings
 
 __all__ = ["ServiceConfigError", "check_exposure", "is_loopback", "tls_files"]
 
@@ -25,7 +25,7 @@ class ServiceConfigError(ExposureError):
     """A setting of the service's doors is unusable; ``field`` names the variable."""
 
 
-def check_exposure(settings: Settings, *, insecure: bool = False) -> None:
+def check_exposure(settings: ServiceSettings, *, insecure: bool = False) -> None:
     """Refuse a non-loopback bind without a token unless ``insecure``; warn when allowed; the
     same for ``/metrics`` when it is on.
 
@@ -69,7 +69,7 @@ def check_exposure(settings: Settings, *, insecure: bool = False) -> None:
     check_door(metrics_door, insecure=insecure, log=log, error=ServiceConfigError)
 
 
-def tls_files(settings: Settings) -> tuple[bytes, bytes] | None:
+def tls_files(settings: ServiceSettings) -> tuple[bytes, bytes] | None:
     """``(key, certificate chain)`` PEM bytes, or ``None`` without TLS; errors name the file."""
     cert, key = settings.service_tls_cert, settings.service_tls_key
     if cert is None and key is None:

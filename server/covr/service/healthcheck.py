@@ -41,7 +41,7 @@ def check(target: str, *, timeout: float, root_certificate: bytes | None = None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = get_settings()
+    settings = get_settings().service
     host = settings.service_host
     if host in ("0.0.0.0", "", "::"):  # noqa: S104 - a bind-all address is reached locally
         host = "127.0.0.1"

@@ -17,9 +17,10 @@ from functools import cache
 
 from covr.scene.limits import SceneLimits
 from covr.service import convert
+from covr.service.config import ServiceSettings
 from covr.service.errors import FieldViolation, InvalidArgument
-from covr.settings import Settings
 from covr.v1 import store_pb2
+from covr_loaders.config import LoadSettings
 from covr_loaders.import_stream import ImportLimits, ImportReport, Item, Rejected
 
 MAX_IMPORT_PROBLEMS = 1000
@@ -30,14 +31,16 @@ RELEASE_AFTER_BYTES = 8 << 20
 (:func:`release_memory`); smaller ones are not worth a collection."""
 
 
-def limits(settings: Settings) -> ImportLimits:
+def limits(settings: ServiceSettings, load: LoadSettings) -> ImportLimits:
     """The writer's batch size; a strict import holds up to 20 batches, and up to
-    ``COVR_SERVICE_IMPORT_MAX_BYTES`` of scene graphs, before it may write."""
+    ``COVR_SERVICE_IMPORT_MAX_BYTES`` of scene graphs, before it may write. Two sections: the
+    service's byte budget, and the loaders' batch size and scene limits (an import writes as
+    ``covr load`` does)."""
     return ImportLimits(
-        batch_size=settings.load_batch_images,
-        strict_cap=20 * settings.load_batch_images,
+        batch_size=load.load_batch_images,
+        strict_cap=20 * load.load_batch_images,
         max_problems=MAX_IMPORT_PROBLEMS,
-        scene=SceneLimits.from_settings(settings),
+        scene=load.limits,
         max_bytes=settings.service_import_max_bytes,
     )
 
@@ -51,14 +54,16 @@ class StreamBytes:
 
 def split_options(
     requests: Iterable[store_pb2.ImportSceneGraphsRequest],
-    settings: Settings,
+    settings: ServiceSettings,
+    scene: SceneLimits,
     received: StreamBytes,
 ) -> tuple[store_pb2.ImportOptions, Iterator[Item]]:
     """The stream's options (from its first message, if that carries them) and its items, each
-    with its message's size; ``received`` counts the bytes of every message read."""
+    with its message's size, checked against ``scene``; ``received`` counts the bytes of every
+    message read."""
     stream = iter(requests)
     first = next(stream, None)
-    reader = _Reader(settings, received)
+    reader = _Reader(settings, scene, received)
     if first is not None and first.WhichOneof("item") == "options":
         received.total += first.ByteSize()
         return first.options, reader.items(stream, start=1)
@@ -77,9 +82,11 @@ def _chain(
 class _Reader:
     """Turns the messages of one stream into items under the server's limits."""
 
-    def __init__(self, settings: Settings, received: StreamBytes) -> None:
+    def __init__(
+        self, settings: ServiceSettings, scene: SceneLimits, received: StreamBytes
+    ) -> None:
         self.max_record_bytes = settings.service_import_max_record_bytes
-        self.scene = SceneLimits.from_settings(settings)
+        self.scene = scene
         self.received = received
 
     def items(

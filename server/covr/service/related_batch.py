@@ -33,12 +33,14 @@ from dataclasses import dataclass
 
 import grpc
 
+from covr.related.config import RelatedSettings
 from covr.related.errors import UnknownSubgraph
 from covr.related.lookup import RelatedLookup
 from covr.scale.distractors import foreign_key, image_results, record
 from covr.scale.tasks import RelatedOptions
 from covr.scene.subgraph import Subgraph, SubgraphError
 from covr.service import convert
+from covr.service.config import ServiceSettings
 from covr.service.errors import (
     FieldViolation,
     InvalidArgument,
@@ -47,7 +49,6 @@ from covr.service.errors import (
     violations_of,
 )
 from covr.service.rooms import Rooms
-from covr.settings import Settings
 from covr.v1 import related_pb2
 
 Scope = Callable[[], AbstractContextManager[None]]
@@ -75,8 +76,9 @@ class Item:
     plain: bool
 
 
-def parse_item(request: Request, settings: Settings) -> Item:
-    """The item of one message; every bad field is reported (:class:`InvalidArgument`)."""
+def parse_item(request: Request, settings: ServiceSettings, related: RelatedSettings) -> Item:
+    """The item of one message; every bad field is reported (:class:`InvalidArgument`). The
+    service's section caps the fields, the lookup's (``related``) fills the defaults."""
     violations = convert.check_text(request.image_id, "image_id")
     violations += convert.check_text(request.split, "split", required=False)
     violations += convert.check_text(request.tag, "tag", required=False)
@@ -105,8 +107,8 @@ def parse_item(request: Request, settings: Settings) -> Item:
     options = RelatedOptions(
         split=request.split or None,
         max_distance=request.max_distance or 2,
-        per_signature=request.per_signature_cap or settings.related_per_signature,
-        positives=request.max_positives or settings.related_positives,
+        per_signature=request.per_signature_cap or related.related_per_signature,
+        positives=request.max_positives or related.related_positives,
         max_subgraphs=request.max_subgraphs or cap,
         seed=request.seed,
     )
@@ -170,14 +172,15 @@ def problems_of(exc: Exception) -> list[related_pb2.BatchProblem] | None:
 
 def answer_item(
     lookups: Callable[[bool], RelatedLookup],
-    settings: Settings,
+    settings: ServiceSettings,
+    related: RelatedSettings,
     index: int,
     request: Request,
 ) -> Response:
     """The answer to message ``index``: its records, or its problems."""
     out = Response(index=index, tag=request.tag, image_id=request.image_id)
     try:
-        item = parse_item(request, settings)
+        item = parse_item(request, settings, related)
         out.records.extend(lookup_item(lookups(item.plain), item))
     except Exception as exc:  # an item's bad input is its answer; anything else ends the stream
         problems = problems_of(exc)
@@ -272,7 +275,7 @@ class StreamLimits:
     max_items: int
 
     @classmethod
-    def of(cls, settings: Settings) -> StreamLimits:
+    def of(cls, settings: ServiceSettings) -> StreamLimits:
         return cls(
             settings.service_batch_window,
             settings.service_batch_workers,
@@ -284,20 +287,22 @@ def answers(
     requests: Iterable[Request],
     rooms: Rooms,
     stats: BatchStats,
+    settings: ServiceSettings,
     *,
     scope: Scope,
     gone: threading.Event,
 ) -> Iterator[Response]:
     """The answers of one FindRelatedImagesBatch call over the related room's lookups (the
-    exclusivity model's, or the word lists' for ``skip_exclusivity_model``)."""
-    settings = rooms.related.settings
+    exclusivity model's, or the word lists' for ``skip_exclusivity_model``), under the
+    service's limits; the defaults of an item are its lookup's settings."""
+    related = rooms.related.settings
 
     def lookups(plain: bool) -> RelatedLookup:
         return rooms.lookup(exclusivity_model=not plain)
 
     return serve(
         requests,
-        lambda index, request: answer_item(lookups, settings, index, request),
+        lambda index, request: answer_item(lookups, settings, related, index, request),
         limits=StreamLimits.of(settings),
         stats=stats,
         scope=scope,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from covr.related.api import DEFAULT
+from covr.related.config import RelatedSettings
 from covr.related.lookup import RelatedLookup, RelatedResult
 from covr.related.request import RelatedRequest
 from covr.scene.subgraph import Subgraph
@@ -47,8 +48,11 @@ class RelatedQuery:
         return {"plain": self.plain, **request.binding()}
 
 
-def parse(request: related_pb2.FindRelatedImagesRequest, limits: RequestLimits) -> RelatedQuery:
-    """The request's query; every bad field is reported (``INVALID_ARGUMENT``)."""
+def parse(
+    request: related_pb2.FindRelatedImagesRequest, limits: RequestLimits, related: RelatedSettings
+) -> RelatedQuery:
+    """The request's query; every bad field is reported (``INVALID_ARGUMENT``). The service's
+    limits cap the sizes, the related room's section (``related``) fills the defaults."""
     target = request.WhichOneof("target")
     subgraph: Subgraph | None = None
     if target == "subgraph":
@@ -77,7 +81,7 @@ def parse(request: related_pb2.FindRelatedImagesRequest, limits: RequestLimits) 
         limit=limits.page_size(request.page_size),
         seed=request.seed,
         presence=not request.skip_presence_filter,
-    ).resolved(limits.settings)
+    ).resolved(related)
     query = RelatedQuery(
         request=asked,
         image_id=request.image_id,

@@ -23,10 +23,11 @@ from typing import Any
 from covr import models
 from covr.graph.errors import GraphError
 from covr.graph.store import GraphStore
+from covr.models.config import ModelSettings
+from covr.related.config import RelatedSettings
 from covr.related.filters import RelatedLookups, serving_lookup
 from covr.related.lookup import RelatedLookup
 from covr.related.store_provider import StoreRelated
-from covr.settings import Settings
 
 log = logging.getLogger("covr.service")
 
@@ -58,12 +59,13 @@ class Rooms:
                 log.warning("lookup caches not refreshed after an import: %s", exc)
 
 
-def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
-    """Open every room whose public API exists, sharing ``store`` (deadline-bound) and settings.
+def open_rooms(store: GraphStore, related: RelatedSettings, models: ModelSettings) -> Rooms:
+    """Open every room whose public API exists, sharing ``store`` (deadline-bound): the lookups
+    with their section (``related``) and the models room's, whose classifiers they use.
 
     Created once per server, after any fork, so caches are shared by every RPC.
     """
-    lookups = RelatedLookups(store, settings)
+    lookups = RelatedLookups(store, related, models)
     plain = lookups.get(model=False)
     lookup, missing = serving_lookup(lookups)
     if missing is not None:  # no model files or WordNet: keep serving
@@ -71,7 +73,7 @@ def open_rooms(store: GraphStore, settings: Settings) -> Rooms:
             "related lookups use the word lists: the exclusivity model is missing (%s)", missing
         )
     return Rooms(
-        related=lookup, questions=StoreRelated(lookup), models=Models(settings), related_plain=plain
+        related=lookup, questions=StoreRelated(lookup), models=Models(models), related_plain=plain
     )
 
 
@@ -85,7 +87,7 @@ def _sha256(path: Path, size: int, mtime: float) -> str:
 class Models:
     """The exclusivity and presence models, loaded once per process on first use."""
 
-    settings: Settings
+    settings: ModelSettings
 
     def warm(self) -> None:
         """Load both models now, and then WordNet (seconds to a minute), on the server's

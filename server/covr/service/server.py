@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from covr.graph.store import GraphStore
 from covr.service.admission import Admission, for_settings
+from covr.service.config import ServerSettings, ServiceSettings
 from covr.service.deadline import DeadlineStore, RequestDeadlines
 from covr.service.exposure import ServiceConfigError, check_exposure, tls_files
 from covr.service.interceptors import (
@@ -35,7 +36,6 @@ from covr.service.metrics import metrics, start_metrics_http
 from covr.service.related_batch import BatchStats
 from covr.service.rooms import Rooms, open_rooms
 from covr.service.servicer import CovrServicer
-from covr.settings import Settings
 from covr.v1 import service_pb2, service_pb2_grpc
 
 log = logging.getLogger("covr.service")
@@ -47,7 +47,7 @@ HEALTH_INTERVAL_S = 5.0
 """How often the health watcher pings the store (NOT_SERVING while it does not answer)."""
 
 
-def server_options(settings: Settings) -> list[tuple[str, Any]]:
+def server_options(settings: ServiceSettings) -> list[tuple[str, Any]]:
     """Channel arguments of the server; the SDK's keepalive stays within what they allow."""
     max_bytes = settings.service_max_message_mb * 1024 * 1024
     return [
@@ -65,7 +65,7 @@ def server_options(settings: Settings) -> list[tuple[str, Any]]:
     ]
 
 
-def _credentials(settings: Settings) -> grpc.ServerCredentials | None:
+def _credentials(settings: ServiceSettings) -> grpc.ServerCredentials | None:
     pems = tls_files(settings)
     if pems is None:
         return None
@@ -85,7 +85,7 @@ class Service:
     port: int
     host: str
     tls: bool
-    settings: Settings
+    settings: ServerSettings
     store: GraphStore
     health: health.HealthServicer
     rooms: Rooms
@@ -146,7 +146,7 @@ class Service:
             return
         self._stopped.set()
         self.health.enter_graceful_shutdown()
-        self.server.stop(self.settings.service_grace_s if grace is None else grace).wait()
+        self.server.stop(self.settings.service.service_grace_s if grace is None else grace).wait()
         # the exclusivity scores this server computed, for its next start (docs/models.md)
         self.rooms.questions.remember()
         if self._metrics_http is not None:
@@ -160,23 +160,29 @@ class Service:
 
 
 def build_server(
-    settings: Settings, store: GraphStore, *, owns_store: bool = False, insecure: bool = False
+    sections: ServerSettings,
+    store: GraphStore,
+    *,
+    owns_store: bool = False,
+    insecure: bool = False,
 ) -> Service:
-    """Put the server together on ``store`` (not started; see the module docstring).
+    """Put the server together on ``store`` (not started; see the module docstring): each
+    part gets its own section of ``sections`` (the rooms theirs, the server the service's).
 
     A bind address other machines can reach needs a token unless ``insecure``
     (:func:`covr.service.exposure.check_exposure`)."""
+    settings = sections.service
     check_exposure(settings, insecure=insecure)
     credentials = _credentials(settings)
     deadlines = RequestDeadlines()
     bounded = DeadlineStore(
         store,
         deadlines.time_left,
-        cap=settings.query_timeout_s,
+        cap=sections.graph.query_timeout_s,
         cancelled=deadlines.cancelled,
         before_read=deadlines.before_read,
     )
-    rooms = open_rooms(bounded, settings)
+    rooms = open_rooms(bounded, sections.related, sections.models)
     collector = metrics() if settings.service_metrics_port else None
     interceptors: list[Interceptor] = [
         ObserveInterceptor(log_requests=settings.service_log_requests, metrics=collector)
@@ -191,7 +197,7 @@ def build_server(
         maximum_concurrent_rpcs=settings.service_max_concurrent_rpcs,
     )
     limits = for_settings(settings)
-    servicer = CovrServicer(bounded, settings, rooms, deadlines, limits)
+    servicer = CovrServicer(bounded, sections, rooms, deadlines, limits)
     service_pb2_grpc.add_CovrServiceServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer(
         experimental_non_blocking=True,
@@ -218,7 +224,7 @@ def build_server(
         port=port,
         host=settings.service_host,
         tls=credentials is not None,
-        settings=settings,
+        settings=sections,
         store=store,
         health=health_servicer,
         rooms=rooms,

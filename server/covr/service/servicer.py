@@ -29,6 +29,7 @@ from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
 from covr.service import convert, imports, related_batch, related_pages, scoring
 from covr.service.admission import Admission
+from covr.service.config import ServerSettings
 from covr.service.convert import RequestLimits
 from covr.service.deadline import RequestDeadlines
 from covr.service.errors import FieldViolation, InvalidArgument, NotFound
@@ -37,7 +38,6 @@ from covr.service.example_stream import stream_examples
 from covr.service.interceptors import cancelled_event
 from covr.service.question_quota import quota_fields, summary_proto
 from covr.service.rooms import Rooms
-from covr.settings import Settings
 from covr.v1 import evaluation_pb2, questions_pb2, related_pb2, service_pb2_grpc, store_pb2
 from covr_loaders.import_stream import StrictImportRejected, import_scene_graphs
 
@@ -48,7 +48,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: ServerSettings,
         rooms: Rooms,
         deadlines: RequestDeadlines,
         admission: Admission | None = None,
@@ -58,7 +58,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self.rooms = rooms
         self.deadlines = deadlines
         self.admission = admission or Admission({})
-        self.limits = RequestLimits(settings)
+        self.limits = RequestLimits(settings.service)
         self.batch_stats = related_batch.BatchStats()
 
     def _scene_graph(self, image_id: str, field: str = "image_id") -> SceneGraph:
@@ -81,7 +81,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         reads are not stopped when the client leaves, so a batch is never half-checked."""
         received = imports.StreamBytes()
         try:
-            options, items = imports.split_options(request_iterator, self.settings, received)
+            service, load = self.settings.service, self.settings.load
+            options, items = imports.split_options(request_iterator, service, load.limits, received)
             with self.deadlines.scope(context, stop_reads=False):
                 try:
                     report = import_scene_graphs(
@@ -89,7 +90,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                         items,
                         strict=options.strict,
                         dry_run=options.dry_run,
-                        limits=imports.limits(self.settings),
+                        limits=imports.limits(service, load),
                         still_wanted=context.is_active,
                     )
                 except StrictImportRejected as exc:
@@ -176,7 +177,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
     ) -> Iterator[related_pb2.FindRelatedImagesResponse]:
         """Pages of positives and distractors from the related room's lookup; admission-
         limited, because one call can run many store queries."""
-        query = related_pages.parse(request, self.limits)
+        query = related_pages.parse(request, self.limits, self.settings.related)
         lookup = self.rooms.lookup(exclusivity_model=not query.plain)
         with self.admission.slot("FindRelatedImages"):
             yield from related_pages.pages(
@@ -194,7 +195,12 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         scope = partial(self.deadlines.scope, context)
         with self.admission.slot("FindRelatedImagesBatch"):
             yield from related_batch.answers(
-                requests, self.rooms, self.batch_stats, scope=scope, gone=cancelled_event(context)
+                requests,
+                self.rooms,
+                self.batch_stats,
+                self.settings.service,
+                scope=scope,
+                gone=cancelled_event(context),
             )
 
     def ScoreExclusivity(
@@ -248,7 +254,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
             violations += convert.check_text(name, f"templates[{i}]")
         if request.seed > MAX_SEED:
             violations.append(FieldViolation("seed", f"must be at most {MAX_SEED}"))
-        quota = quota_fields(request, self.settings.service_max_page_size)
+        quota = quota_fields(request, self.settings.service.service_max_page_size)
         violations += quota.violations
         if violations:
             raise InvalidArgument(violations[: convert.MAX_VIOLATIONS])
@@ -260,7 +266,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                 plan = (
                     sources.for_subgraph(
                         provider,
-                        self.settings,
+                        self.settings.questions,
+                        self.settings.related,
                         subgraph,
                         split=split,
                         seed=seed,
@@ -271,7 +278,8 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
                     if subgraph is not None
                     else sources.for_image(
                         provider,
-                        self.settings,
+                        self.settings.questions,
+                        self.settings.related,
                         request.image_id,
                         split=split,
                         seed=seed,
@@ -283,7 +291,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
             yield from stream_examples(
                 plan.examples,
                 count=count,
-                page_size=self.settings.service_page_size,
+                page_size=self.settings.service.service_page_size,
                 gone=cancelled_event(context),
                 scope=lambda hook: self.deadlines.scope(context, before_read=hook),
                 on_empty=plan.on_empty,
@@ -296,7 +304,7 @@ class CovrServicer(service_pb2_grpc.CovrServiceServicer):
         self, request: evaluation_pb2.EvaluateRequest, context: grpc.ServicerContext
     ) -> evaluation_pb2.EvaluateResponse:
         """Accuracy, baselines and generalization scores of predictions (the splits room)."""
-        return run_evaluation(request, self.settings.service_max_evaluate_examples)
+        return run_evaluation(request, self.settings.service.service_max_evaluate_examples)
 
 
 def _summary(summary: Callable[[], Mapping[str, Any]]) -> questions_pb2.GenerationSummary:

@@ -170,7 +170,7 @@ def test_a_second_process_uses_the_owners_managed_neo4j(data_dir: Path) -> None:
     from covr.graph import open_store
     from tests.integration.conftest import make_settings
 
-    with open_store(make_settings(data_dir, "neo4j")) as store:
+    with open_store(make_settings(data_dir, "neo4j").graph) as store:
         store.apply_schema()
         done = covr(
             "db",

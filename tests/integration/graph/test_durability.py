@@ -39,11 +39,11 @@ def _kill(pid: int) -> None:
 
 def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "data")
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         assert any((settings.data_dir / AOF_DIR).glob("*.manifest"))
         for trial in range(1, TRIALS + 1):
             store.write("CREATE (:Durable {trial: $trial})", {"trial": trial})
-            state = EmbeddedServer(settings).read_state()
+            state = EmbeddedServer(settings.graph).read_state()
             assert state is not None
             _kill(state.pid)  # right after the acknowledgement
             # the next call finds the server gone, restarts it and reads what it recovered
@@ -55,13 +55,13 @@ def test_a_store_that_only_has_a_snapshot_keeps_its_data(tmp_path: Path) -> None
     and writes it into the new file (starting Redis with the file switched on would have
     ignored the snapshot and begun empty)."""
     old = make_settings(tmp_path / "data", embedded_durability="snapshot")
-    with open_store(old) as store:
+    with open_store(old.graph) as store:
         store.write("UNWIND range(1, 50) AS i CREATE (:Durable {trial: i})")
     assert not any((old.data_dir / AOF_DIR).glob("*.manifest"))
     new = make_settings(tmp_path / "data")
-    with open_store(new) as store:
+    with open_store(new.graph) as store:
         assert store.read(COUNT)[0]["n"] == 50
-        state = EmbeddedServer(new).read_state()
+        state = EmbeddedServer(new.graph).read_state()
         assert state is not None
         _kill(state.pid)
         assert store.read(COUNT)[0]["n"] == 50
@@ -91,7 +91,7 @@ def test_a_start_that_hangs_is_killed_and_tried_again(tmp_path: Path) -> None:
     """FalkorDB 4.16 sometimes deadlocks replaying its append-only file (seen in CI here); the
     start must not wait out its timeout and fail, but start the server again."""
     settings = make_settings(tmp_path / "data", startup_timeout_s=30)
-    server = HangsOnce(settings)
+    server = HangsOnce(settings.graph)
     started = time.monotonic()
     server.open()
     try:
@@ -110,7 +110,7 @@ class AlwaysHangs(HangsOnce):
 
 def test_a_start_that_keeps_hanging_is_reported(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "data", startup_timeout_s=30)
-    server = AlwaysHangs(settings)
+    server = AlwaysHangs(settings.graph)
     with pytest.raises(StoreUnavailable, match="hung while starting, 3 times in a row"):
         server.open()
     server.close()

@@ -54,7 +54,7 @@ def run_python(
 
 
 def test_sigkill_restarts_with_last_snapshot(fresh_settings: Settings) -> None:
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         store.apply_schema()
         store.write("UNWIND range(1, 50) AS i CREATE (:Probe {i: i})")
         store.snapshot()
@@ -70,7 +70,7 @@ def test_sigkill_restarts_with_last_snapshot(fresh_settings: Settings) -> None:
 
 
 def test_unsnapshotted_writes_after_sigkill_do_not_corrupt(fresh_settings: Settings) -> None:
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         store.write("CREATE (:Probe {i: 1})")
         store.snapshot()
         store.write("CREATE (:Probe {i: 2})")
@@ -82,7 +82,7 @@ def test_unsnapshotted_writes_after_sigkill_do_not_corrupt(fresh_settings: Setti
 
 
 def test_clean_close_snapshots(fresh_settings: Settings) -> None:
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         store.write("UNWIND range(1, 7) AS i CREATE (:Probe {i: i})")
         pid = server_pid(store)
     assert (
@@ -90,34 +90,34 @@ def test_clean_close_snapshots(fresh_settings: Settings) -> None:
         or b"redis" not in Path(f"/proc/{pid}/cmdline").read_bytes()
     )
     assert (fresh_settings.data_dir / "covr.rdb").exists()
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         assert count(store) == 7
 
 
 def test_close_after_a_snapshot_does_not_save_again(fresh_settings: Settings) -> None:
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         store.write("UNWIND range(1, 5) AS i CREATE (:Probe {i: i})")
         store.snapshot()
         snapshot = fresh_settings.data_dir / "covr.rdb"
         saved = snapshot.stat().st_mtime_ns
     assert snapshot.stat().st_mtime_ns == saved  # nothing changed since: no second save
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         assert count(store) == 5
         store.write("CREATE (:Probe {i: 6})")  # changed after the last save: saved at close
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         assert count(store) == 6
 
 
 def test_a_second_process_uses_the_owners_server(fresh_settings: Settings) -> None:
     """While one process owns the directory (as `covr serve` does), another reads and writes
     through the same server (issue 21: it used to exit with "in use by process N")."""
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         store.write("CREATE (:Probe)")
         done = run_python(
             """
             from covr.graph import open_store
             from covr.settings import Settings
-            with open_store(Settings(_env_file=None)) as store:
+            with open_store(Settings(_env_file=None).graph) as store:
                 print(store.read("MATCH (p:Probe) RETURN count(p) AS n")[0]["n"])
                 store.write("CREATE (:Probe)")
             """,
@@ -140,7 +140,7 @@ def test_a_held_directory_without_an_answering_server_is_refused(fresh_settings:
     with (fresh_settings.data_dir / LOCK_NAME).open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(DataDirLocked, match="COVR_DATA_DIR"):
-            EmbeddedServer(quick).open()
+            EmbeddedServer(quick.graph).open()
 
 
 def test_server_of_a_crashed_owner_is_adopted(fresh_settings: Settings) -> None:
@@ -149,7 +149,7 @@ def test_server_of_a_crashed_owner_is_adopted(fresh_settings: Settings) -> None:
         import os
         from covr.graph import open_store
         from covr.settings import Settings
-        store = open_store(Settings(_env_file=None))
+        store = open_store(Settings(_env_file=None).graph)
         store.write("UNWIND range(1, 5) AS i CREATE (:Probe {i: i})")
         print(store.server.read_state().pid, flush=True)
         os._exit(0)  # dies without stopping its server, as after SIGKILL
@@ -158,7 +158,7 @@ def test_server_of_a_crashed_owner_is_adopted(fresh_settings: Settings) -> None:
     )
     assert done.returncode == 0, done.stderr
     orphan = int(done.stdout.strip())
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         assert server_pid(store) == orphan
         assert count(store) == 5
     assert (
@@ -168,11 +168,11 @@ def test_server_of_a_crashed_owner_is_adopted(fresh_settings: Settings) -> None:
 
 
 def test_detached_server_is_shared_and_stopped(fresh_settings: Settings) -> None:
-    server = EmbeddedServer(fresh_settings)
+    server = EmbeddedServer(fresh_settings.graph)
     state = server.start_detached()
     try:
         assert server.status()["mode"] == "detached"
-        with open_store(fresh_settings) as first, open_store(fresh_settings) as second:
+        with open_store(fresh_settings.graph) as first, open_store(fresh_settings.graph) as second:
             first.write("CREATE (:Probe)")
             assert count(second) == 1
         assert server.answers()  # closing attached stores leaves the shared server running
@@ -180,30 +180,30 @@ def test_detached_server_is_shared_and_stopped(fresh_settings: Settings) -> None
             """
             from covr.graph import open_store
             from covr.settings import Settings
-            with open_store(Settings(_env_file=None)) as s:
+            with open_store(Settings(_env_file=None).graph) as s:
                 print(s.read("MATCH (n:Probe) RETURN count(n) AS c")[0]["c"])
             """,
             fresh_settings,
         )
         assert done.stdout.strip() == "1", done.stderr
     finally:
-        assert EmbeddedServer(fresh_settings).stop() is True
+        assert EmbeddedServer(fresh_settings.graph).stop() is True
     assert not server.answers()
     assert (
         not Path(f"/proc/{state.pid}/cmdline").exists()
         or not Path(f"/proc/{state.pid}/cmdline").read_bytes()
     )
-    with open_store(fresh_settings) as store:
+    with open_store(fresh_settings.graph) as store:
         assert count(store) == 1
 
 
 def test_stop_refuses_while_another_process_owns_it(fresh_settings: Settings) -> None:
-    with open_store(fresh_settings):
+    with open_store(fresh_settings.graph):
         done = run_python(
             """
             from covr.graph.embedded import EmbeddedServer
             from covr.settings import Settings
-            EmbeddedServer(Settings(_env_file=None)).stop()
+            EmbeddedServer(Settings(_env_file=None).graph).stop()
             """,
             fresh_settings,
         )
@@ -223,7 +223,7 @@ def test_read_past_timeout_is_stopped_and_reported(store: GraphStore) -> None:
 
 def test_default_timeout_comes_from_settings(fresh_settings: Settings) -> None:
     settings = fresh_settings.model_copy(update={"query_timeout_s": 0.2})
-    with open_store(settings) as store, pytest.raises(QueryTimeout):
+    with open_store(settings.graph) as store, pytest.raises(QueryTimeout):
         store.read(SLOW_READ)
 
 
@@ -253,7 +253,7 @@ def test_a_socket_closed_by_a_restart_is_retried(store: GraphStore) -> None:
 
 def test_plan_cache_size_comes_from_settings(fresh_settings: Settings) -> None:
     settings = fresh_settings.model_copy(update={"embedded_query_cache": 321})
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         assert store.command("GRAPH.CONFIG", "GET", "CACHE_SIZE") == ["CACHE_SIZE", 321]  # type: ignore[attr-defined]
 
 
@@ -310,11 +310,11 @@ def test_corrupt_snapshot_is_reported_and_kept(fresh_settings: Settings) -> None
     rdb = fresh_settings.data_dir / "covr.rdb"
     rdb.write_bytes(b"REDIS0011 this is not a snapshot")
     with pytest.raises(StoreUnavailable, match="exited with code"):
-        open_store(fresh_settings.model_copy(update={"startup_timeout_s": 20}))
+        open_store(fresh_settings.model_copy(update={"startup_timeout_s": 20}).graph)
     assert rdb.read_bytes() == b"REDIS0011 this is not a snapshot"  # never overwritten
 
 
 def test_too_long_data_dir_is_refused(tmp_path: Path) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path / ("x" * 120))  # type: ignore[call-arg]
     with pytest.raises(StoreUnavailable, match="too long"):
-        open_store(settings)
+        open_store(settings.graph)

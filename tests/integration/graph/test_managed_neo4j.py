@@ -19,7 +19,7 @@ from tests.integration.conftest import make_settings
 @pytest.mark.timeout(900)
 def test_a_killed_server_is_restarted_with_its_data(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, "neo4j")
-    with open_store(settings) as store:
+    with open_store(settings.graph) as store:
         assert isinstance(store, Neo4jStore)
         assert isinstance(store.server, ManagedNeo4j)
         store.apply_schema()
@@ -29,7 +29,7 @@ def test_a_killed_server_is_restarted_with_its_data(tmp_path: Path) -> None:
 
         # one owner: a second opener of the directory attaches to the owner's server (issue 21;
         # it used to be refused) instead of starting a second one, and leaves it running
-        with open_store(settings) as visitor:
+        with open_store(settings.graph) as visitor:
             assert visitor.read("MATCH (i:Image) RETURN i.id AS id") == [{"id": "test:1"}]
         assert store.server.read_state() == first
         assert pid_runs(first.pid, LAUNCHER_CLASS.encode())
@@ -44,4 +44,4 @@ def test_a_killed_server_is_restarted_with_its_data(tmp_path: Path) -> None:
         assert not pid_runs(first.pid, LAUNCHER_CLASS.encode())
     # closing the store stops the server it owns
     assert not pid_runs(second.pid, LAUNCHER_CLASS.encode())
-    assert ManagedNeo4j(settings).status()["running"] is False
+    assert ManagedNeo4j(settings.graph).status()["running"] is False

@@ -345,7 +345,7 @@ def builder_queries(loaded: Loaded, settings: Settings) -> dict[str, dict[str, A
         patch.setattr(store, "read", recording)
         patch.setattr(store, "read_many", recording_many)
         for mode, calls in modes:
-            lookup = RelatedLookup(store, settings=mode)
+            lookup = RelatedLookup(store, settings=mode.related)
             for g in subjects(loaded.scenes[:30] + loaded.scenes[-30:]):
                 for arguments in calls:
                     lookup.related(g, **arguments)

@@ -230,13 +230,13 @@ def test_a_writer_killed_at_any_statement_of_a_reload_leaves_old_or_new(
     _write_file(second, new)
     old_by_id = {g.image_id: g for g in old[:16]}
     new_by_id = {g.image_id: g for g in new}
-    job = gqa_job([second], "train", settings)
+    job = gqa_job([second], "train", settings.load)
 
     def fresh() -> None:
         store.clear()
         store.apply_schema()
         run_load(
-            store, gqa_job([first], "train", settings), data_dir=tmp_path / "a", batch_images=8
+            store, gqa_job([first], "train", settings.load), data_dir=tmp_path / "a", batch_images=8
         )
 
     fresh()

@@ -77,7 +77,7 @@ def clean_load(tmp_path_factory: pytest.TempPathFactory) -> CleanLoad:
         records = (_trimmed(gqa.to_record(g)) for g in synthetic.generate(IMAGES, seed=2024))
         json.dump(dict(records), handle)
     settings = make_settings(tmp_path_factory.mktemp("unused"))
-    read = list(gqa_job([path], "train", settings).inputs[0].records(ByteCounter()))
+    read = list(gqa_job([path], "train", settings.load).inputs[0].records(ByteCounter()))
     graphs = [g for g in read if isinstance(g, SceneGraph)]
     assert len(graphs) == IMAGES, [p for p in read if not isinstance(p, SceneGraph)][:3]
     assert sum(len(g.relations) for g in graphs) > IMAGES // 2  # relations are still there
@@ -116,7 +116,7 @@ def _server_stopped_after(data_dir: Path) -> Iterator[None]:
         yield
     finally:
         with contextlib.suppress(Exception):
-            EmbeddedServer(make_settings(data_dir)).stop()
+            EmbeddedServer(make_settings(data_dir).graph).stop()
 
 
 @pytest.mark.timeout(600)
@@ -157,7 +157,7 @@ def check_kill_and_rerun(clean: CleanLoad, data_dir: Path, resume: bool) -> None
     if resume:
         assert summary["batches_resumed"] >= done_before - 1
 
-    with open_store(make_settings(data_dir)) as store:
+    with open_store(make_settings(data_dir).graph) as store:
         nodes = {
             r["label"]: r["count"] for r in store.read(catalog.get("admin/count_nodes_by_label"))
         }

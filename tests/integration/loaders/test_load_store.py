@@ -34,7 +34,7 @@ def synthetic_train_job(tmp_path: Path, settings: Settings, *, images: int, seed
     path = tmp_path / "train_sceneGraphs.json"
     with path.open("w") as handle:
         json.dump(dict(gqa.to_record(g) for g in synthetic.generate(images, seed=seed)), handle)
-    return gqa_job([path], "train", settings)
+    return gqa_job([path], "train", settings.load)
 
 
 def counts(store: GraphStore) -> dict[str, Any]:
@@ -59,15 +59,15 @@ def content(store: GraphStore, graphs: list[SceneGraph]) -> list[SceneGraph | No
 def test_samples_round_trip_exactly_and_reload_is_identical(
     store: GraphStore, settings: Settings
 ) -> None:
-    summaries = load_bundled_samples(store, settings)
+    summaries = load_bundled_samples(store, settings.load)
     assert {k: v.images for k, v in summaries.items()} == {"gqa": 8, "imsitu": 12, "vg": 4}
-    graphs = [g for job in sample_jobs(settings) for g in expected_graphs(job)]
+    graphs = [g for job in sample_jobs(settings.load) for g in expected_graphs(job)]
     assert content(store, graphs) == graphs
     before = counts(store)
     assert before["nodes"]["Image"] == 24
     digest = store_digest(store, page=5)
     assert digest == expected_digest(graphs)
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     assert counts(store) == before
     assert store_digest(store) == digest
     assert content(store, graphs) == graphs
@@ -95,7 +95,7 @@ def test_digest_sees_a_changed_name(store: GraphStore) -> None:
 
 
 def test_imsitu_three_modifiers_read_back(store: GraphStore, settings: Settings) -> None:
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     graph = get_scene_graph(store, "imsitu:stapling_1.jpg")
     assert graph is not None
     (relation,) = graph.relations
@@ -123,7 +123,7 @@ def test_synthetic_round_trip(store: GraphStore, seed: int) -> None:
 def test_bad_input_leaves_the_store_intact(
     store: GraphStore, settings: Settings, tmp_path: Path
 ) -> None:
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     before = counts(store)
     data = {
         "1": {
@@ -143,9 +143,15 @@ def test_bad_input_leaves_the_store_intact(
     path.write_text(json.dumps(data))
     with pytest.raises(LoadFailed):
         run_load(
-            store, gqa_job([path], "val", settings), data_dir=tmp_path, batch_images=10, strict=True
+            store,
+            gqa_job([path], "val", settings.load),
+            data_dir=tmp_path,
+            batch_images=10,
+            strict=True,
         )
-    summary = run_load(store, gqa_job([path], "val", settings), data_dir=tmp_path, batch_images=10)
+    summary = run_load(
+        store, gqa_job([path], "val", settings.load), data_dir=tmp_path, batch_images=10
+    )
     assert summary.skipped == 1
     assert summary.images == 0
     assert counts(store) == before
@@ -212,7 +218,7 @@ def test_resume_after_a_crash_equals_a_clean_load(
 def test_resume_rewrites_checkpointed_batches_that_were_lost(
     store: GraphStore, settings: Settings, tmp_path: Path
 ) -> None:
-    job = sample_jobs(settings)[0]
+    job = sample_jobs(settings.load)[0]
     graphs = expected_graphs(job)
     run_load(store, job, data_dir=tmp_path, batch_images=3)
     store.write(catalog.get("load/delete_images"), {"ids": [graphs[0].image_id]})

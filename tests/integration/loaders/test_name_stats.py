@@ -40,13 +40,13 @@ def synthetic_job(settings: Settings, tmp_path: Path, name: str, seed: int, n: i
     records = dict(gqa.to_record(g) for g in synthetic.generate(n, seed=seed))
     with path.open("w") as handle:
         json.dump({str(int(k) + 1000 * seed): v for k, v in records.items()}, handle)
-    return gqa_job([path], name.split("_")[0], settings)
+    return gqa_job([path], name.split("_")[0], settings.load)
 
 
 def test_loads_that_only_add_images_add_their_counts_exactly(
     store: GraphStore, settings: Settings
 ) -> None:
-    summaries = load_bundled_samples(store, settings)  # gqa, then imsitu and vg on top
+    summaries = load_bundled_samples(store, settings.load)  # gqa, then imsitu and vg on top
     assert all(s.stats_incremental for s in summaries.values())
     assert_exact(store)
 
@@ -54,9 +54,9 @@ def test_loads_that_only_add_images_add_their_counts_exactly(
 def test_reload_of_the_same_images_recounts(
     store: GraphStore, settings: Settings, tmp_path: Path
 ) -> None:
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     before = name_stats.generation(store)
-    job = sample_jobs(settings)[0]
+    job = sample_jobs(settings.load)[0]
     summary = run_load(store, job, data_dir=tmp_path, batch_images=3)
     assert not summary.stats_incremental  # images were replaced: their old names are unknown
     assert name_stats.generation(store) != before

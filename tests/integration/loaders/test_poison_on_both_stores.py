@@ -36,7 +36,9 @@ def test_a_poison_record_keeps_every_stored_image(
     make, message = POISON[kind]
     good = tmp_path / "good.json"
     good.write_text(json.dumps(_good_images()))
-    run_load(store, gqa_job([good], "val", settings), data_dir=tmp_path / "one", batch_images=5000)
+    run_load(
+        store, gqa_job([good], "val", settings.load), data_dir=tmp_path / "one", batch_images=5000
+    )
     stored_ids = [gqa.convert(k, r, "val").image_id for k, r in _good_images().items()]
     before = get_scene_graphs(store, stored_ids)
     assert len(before) == 3
@@ -44,7 +46,7 @@ def test_a_poison_record_keeps_every_stored_image(
     poison = tmp_path / "poison.json"
     poison.write_text(json.dumps({**_good_images(), **make()}))
     summary = run_load(
-        store, gqa_job([poison], "val", settings), data_dir=tmp_path / "two", batch_images=5000
+        store, gqa_job([poison], "val", settings.load), data_dir=tmp_path / "two", batch_images=5000
     )
 
     assert any(message in p.message for p in summary.problems), summary.problems

@@ -48,7 +48,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     if missing:
         pytest.skip(f"parity needs both backends; COVR_TEST_BACKENDS leaves out {missing}")
     falkordb_settings = make_settings(tmp_path_factory.mktemp("parity-falkordb"), "falkordb")
-    with open_store(falkordb_settings) as falkordb:
+    with open_store(falkordb_settings.graph) as falkordb:
         yield Pair(falkordb, SHARED.store(), falkordb_settings, SHARED.settings)
 
 

@@ -336,7 +336,7 @@ def test_random_scene_graphs_answer_the_same(
 def sample_graphs(pair: Pair) -> list[SceneGraph]:
     return [
         record
-        for job in sample_jobs(pair.falkordb_settings)
+        for job in sample_jobs(pair.falkordb_settings.load)
         for item in job.inputs
         for record in item.records(ByteCounter())
         if isinstance(record, SceneGraph)
@@ -346,7 +346,7 @@ def sample_graphs(pair: Pair) -> list[SceneGraph]:
 def test_bundled_samples_answer_the_same(pair: Pair) -> None:
     pair.reset()
     for _, store, settings in pair.stores():
-        load_bundled_samples(store, settings)
+        load_bundled_samples(store, settings.load)
         store.write(catalog.get("stats/set_generation"), GENERATION)
     graphs = sample_graphs(pair)
     assert len(graphs) >= 10

@@ -27,7 +27,7 @@ def generate_and_export(
     store: GraphStore, settings: Settings, out: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
     out.mkdir(parents=True)
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     # the CLI reads its settings from the environment; here each store has its own
     monkeypatch.setattr(questions_cli, "load_settings", lambda: settings)
     summary = questions_cli.sample_questions(store, "val", out / "generated.jsonl")

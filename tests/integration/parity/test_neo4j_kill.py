@@ -72,7 +72,7 @@ class KillJava(NullReporter):
 
 
 def records(path: Path, split: str, data_dir: Path) -> list[SceneGraph]:
-    job = gqa_job([path], split, make_settings(data_dir))
+    job = gqa_job([path], split, make_settings(data_dir).load)
     return [g for g in job.inputs[0].records(ByteCounter()) if isinstance(g, SceneGraph)]
 
 
@@ -85,12 +85,12 @@ def test_kill_9_during_a_load_then_rerun_equals_a_clean_load(tmp_path: Path) -> 
     settings = make_settings(data_dir, "neo4j", load_batch_images=BATCH)
     graphs = records(source, "val", tmp_path)
     assert len(graphs) == IMAGES
-    job = gqa_job([source], "val", settings)
+    job = gqa_job([source], "val", settings.load)
     killer = KillJava(data_dir / "neo4j" / "server.json", after=2, delay=0.05)
     try:
-        with open_store(settings) as store:
+        with open_store(settings.graph) as store:
             store.apply_schema()
-            first_pid = ManagedNeo4j(settings).read_state()
+            first_pid = ManagedNeo4j(settings.graph).read_state()
             # the load may get through (the store restarts the server and retries the cut-off
             # statement) or fail with the server gone; either way the same load runs again
             with contextlib.suppress(GraphError):
@@ -108,7 +108,7 @@ def test_kill_9_during_a_load_then_rerun_equals_a_clean_load(tmp_path: Path) -> 
             server = getattr(store, "server", None)
             assert server is not None
             assert server.restarts >= 1
-            assert ManagedNeo4j(settings).read_state() != first_pid
+            assert ManagedNeo4j(settings.graph).read_state() != first_pid
 
             assert image_checksums(store) == expected_checksums(graphs)
             expected = expected_digest(graphs)
@@ -125,4 +125,4 @@ def test_kill_9_during_a_load_then_rerun_equals_a_clean_load(tmp_path: Path) -> 
             assert names == Batch.of(0, graphs).names
     finally:  # a failed run must not leave its server behind
         with contextlib.suppress(Exception):
-            ManagedNeo4j(settings).stop()
+            ManagedNeo4j(settings.graph).stop()

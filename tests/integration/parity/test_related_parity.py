@@ -45,7 +45,7 @@ VARIANTS: dict[str, dict[str, int]] = {
 
 def lookups(pair: Pair, variant: str) -> tuple[RelatedLookup, RelatedLookup]:
     made = [
-        RelatedLookup(store, settings=settings.model_copy(update=VARIANTS[variant]))
+        RelatedLookup(store, settings=settings.model_copy(update=VARIANTS[variant]).related)
         for _, store, settings in pair.stores()
     ]
     return made[0], made[1]
@@ -104,7 +104,7 @@ def targets_of(
 ) -> list[Subgraph]:
     """Subgraphs of the first images: every ``every``-th up to ``most``, plus one of each shape
     not among those."""
-    options = enumeration_options(settings)
+    options = enumeration_options(settings.related)
     found = [g for scene in graphs[:12] for g in enumerate_subgraphs(scene, options)]
     picked = found[::every][:most]
     shapes = {g.shape for g in picked}
@@ -164,9 +164,10 @@ def test_sample_lookups_agree_with_the_classifiers(pair: Pair) -> None:
     presence filter, as `covr quickstart` and the service use them."""
     pair.reset()
     for _, store, settings in pair.stores():
-        load_bundled_samples(store, settings)
+        load_bundled_samples(store, settings.load)
     falkordb, neo4j = (
-        RelatedLookups(store, settings).get() for _, store, settings in pair.stores()
+        RelatedLookups(store, settings.related, settings.models).get()
+        for _, store, settings in pair.stores()
     )
     graphs = sample_graphs(pair)
     compared = 0

@@ -103,7 +103,9 @@ def real_examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     provider = InMemoryRelated(halves, max_checks=settings.questions_max_checks, presort=True)
     lines: list[str] = []
     for split in ("train", "val"):
-        options = GenerationOptions.from_settings(settings, split=split, seed=1)
+        options = GenerationOptions.from_settings(
+            settings.questions, settings.related, split=split, seed=1
+        )
         lines += [json.dumps(e) for e in iter_examples(provider, options, provider.images(split))]
     path = tmp_path_factory.mktemp("real-anon") / "examples.jsonl"
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")

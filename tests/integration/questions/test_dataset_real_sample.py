@@ -27,6 +27,7 @@ from covr.models import load_presence_model
 from covr.models.presence import noun_key
 from covr.questions.export import read_jsonl
 from covr.questions.names import queried_names
+from covr.settings import get_settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -228,7 +229,7 @@ def test_no_body_part_asked_where_a_shown_owner_may_have_it(
     """Issue 37: at most 1 % of examples ask for a body part (WordNet's noun.body, as the
     presence model's classes hold it) while a shown image without that part annotated has a
     person or an animal (before: 5.6 % of the GQA examples: ears, necks, arms, hair)."""
-    classes = load_presence_model().featurizer.stats.noun_class
+    classes = load_presence_model(settings=get_settings().models).featurizer.stats.noun_class
     graphs = run["graphs"]
     examples = run[run_name]
     assert examples
@@ -256,7 +257,7 @@ def test_no_part_of_a_person_or_animal_asked_where_one_of_them_lacks_it(
     animal's part: an animal) has no such part overlapping its box."""
     from covr.related.filters import ANIMAL_PARTS
 
-    classes = load_presence_model().featurizer.stats.noun_class
+    classes = load_presence_model(settings=get_settings().models).featurizer.stats.noun_class
     objects = _gqa_objects_with_boxes()
     for e in run[run_name]:
         for part in {noun_key(q) for q in queried_names(e["program"])}:

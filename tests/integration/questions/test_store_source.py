@@ -31,7 +31,7 @@ def test_generation_through_the_cypher_lookup_is_checked_by_the_oracle(
     scenes = list(synthetic.generate(150, seed=8, split="val"))
     put(store, scenes)
     by_id = {s.image_id: s for s in scenes}
-    provider = StoreRelated(RelatedLookup(store, settings=settings), {"val": list(by_id)})
+    provider = StoreRelated(RelatedLookup(store, settings=settings.related), {"val": list(by_id)})
     assert isinstance(provider, RelatedProvider)
     with pytest.raises(KeyError):
         provider.scene("gqa:0")
@@ -61,7 +61,7 @@ def test_one_search_gives_what_two_lookups_give(store: GraphStore, settings: Set
     distractor search's own state (another seeded stream, another batch size) fails here."""
     scenes = list(synthetic.generate(120, seed=3, split="val"))
     put(store, scenes)
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     provider = StoreRelated(lookup, {"val": [s.image_id for s in scenes]})
     provider.refresh()
     checked = 0
@@ -174,7 +174,7 @@ def test_scene_cache_follows_the_store_generation(store: GraphStore, settings: S
     after = scene(1, [("man", ["tall"]), ("phone", []), ("table", [])], [(0, "on", 2)])
     other = scene(2, [("dog", [])])
     put(store, [before, other])
-    provider = StoreRelated(RelatedLookup(store, settings=settings), {"val": ["test:1"]})
+    provider = StoreRelated(RelatedLookup(store, settings=settings.related), {"val": ["test:1"]})
     provider.refresh()
     assert provider.scene("test:1") == before
     assert provider.scene("test:1") == before  # from the cache
@@ -208,7 +208,7 @@ def test_lookups_answered_without_the_store_are_the_stores_answers(
     search's exhaustive matches miss a positive or a distractor it returned."""
     scenes = list(synthetic.generate(120, seed=3, split="val"))
     put(store, scenes)
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     provider = StoreRelated(lookup, {"val": [s.image_id for s in scenes]})
     searched = 0
     search = lookup.related
@@ -260,7 +260,7 @@ def test_a_memo_of_an_older_store_generation_does_not_answer(
     generation) and then the engine, without the provider's ``refresh``: an exhaustive lookup
     learned before an import must not answer after it."""
     put(store, [make_scene(1, [("dog", ["brown"]), ("sofa", [])], [(0, "on", 1)])])
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     provider = StoreRelated(lookup, {"val": ["test:1"]})
     provider.refresh()
     small, large = Subgraph.from_key("dog-(on)->sofa"), Subgraph.from_key("dog[brown]-(on)->sofa")
@@ -292,7 +292,7 @@ def test_positives_waiting_for_a_distractor_change_no_example(
     options = GenerationOptions(split="val", seed=5, subgraphs_per_image=12)
     outputs = []
     for kind in (StoreRelated, _PositivesAlways):
-        provider = kind(RelatedLookup(store, settings=small), {"val": ids})
+        provider = kind(RelatedLookup(store, settings=small.related), {"val": ids})
         dropped: Counter[str] = Counter()
         with positive_candidates(monkeypatch) as cost:
             examples = list(iter_examples(provider, options, ids[:6], dropped=dropped))

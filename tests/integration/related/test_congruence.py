@@ -125,7 +125,7 @@ def test_cypher_path_equals_reference(
         store.clear()
         store.apply_schema()
         put(store, graphs)
-        lookup = RelatedLookup(store, settings=settings)
+        lookup = RelatedLookup(store, settings=settings.related)
         index = reference.SceneIndex(graphs)
         train = reference.SceneIndex([s for s in graphs if s.split == "train"])
         for g in _queries(graphs, data):
@@ -184,7 +184,7 @@ def test_handmade_data_covers_every_shape(store: GraphStore, settings: Settings)
     combined = settings.model_copy(update={"related_combined_min_signatures": 0})
     per_signature = settings.model_copy(update={"related_combined_min_signatures": 10_000})
     for variant in (settings, direct, combined, per_signature):
-        lookup = RelatedLookup(store, settings=variant)
+        lookup = RelatedLookup(store, settings=variant.related)
         _check_handmade(lookup, index, exclusivity)
 
 

@@ -51,12 +51,12 @@ def test_model_exclusivity_keeps_overlapping_relations_out(
 ) -> None:
     _plant(store)
     plain = settings.model_copy(update={"related_presence": False})
-    with_model = build_lookup(store, plain, model=True)
+    with_model = build_lookup(store, plain.related, plain.models, model=True)
     distractors = {d.image_id: d.signature for d in full(with_model, G, 2).distractors}
     assert "test:2" not in distractors  # "using" is not exclusive with "holding"
     assert distractors == {"test:3": "object@0", "test:4": "object@1"}
 
-    naive = RelatedLookups(store, plain).get(model=False)
+    naive = RelatedLookups(store, plain.related, plain.models).get(model=False)
     naive.exclusivity = EveryDifferenceExcludes()
     naive.clear_cache()
     without = {d.image_id: d.signature for d in full(naive, G, 2).distractors}
@@ -73,7 +73,7 @@ def test_presence_filter_drops_and_request_switch_keeps(
             "related_presence_thresholds": "object=0,attribute=0,relation=0",
         }
     )
-    lookup = build_lookup(store, drop_all, model=True)
+    lookup = build_lookup(store, drop_all.related, drop_all.models, model=True)
     assert full(lookup, G, 2).distractors == ()
     kept = lookup.related(G, max_distance=2, per_signature=None, limit=None, presence=False)
     assert {d.image_id for d in kept.distractors} == {"test:3", "test:4"}
@@ -84,7 +84,7 @@ def test_presence_filter_drops_and_request_switch_keeps(
             "related_presence_thresholds": "object=1,attribute=1,relation=1",
         }
     )
-    lookup = build_lookup(store, keep_all, model=True)
+    lookup = build_lookup(store, keep_all.related, keep_all.models, model=True)
     assert {d.image_id for d in full(lookup, G, 2).distractors} == {"test:3", "test:4"}
     assert "presence=" in lookup.model_version
     assert "exclusivity=" in lookup.model_version
@@ -110,12 +110,12 @@ def test_names_the_model_refuses_do_not_break_lookups(
         ],
     )
     plain = settings.model_copy(update={"related_presence": False})
-    lookup = build_lookup(store, plain, model=True)
+    lookup = build_lookup(store, plain.related, plain.models, model=True)
     distractors = {d.image_id: d.signature for d in full(lookup, G, 2).distractors}
     assert {"test:3", "test:4"} <= set(distractors)
     assert "test:2" not in distractors
     # with the presence filter too: odd names in g are scored or kept, never an exception
-    lookup = build_lookup(store, settings, model=True)
+    lookup = build_lookup(store, settings.related, settings.models, model=True)
     for name in odd:
         g = Subgraph.build(
             [SubgraphObject(name), SubgraphObject("phone")], [SubgraphRelation("holding", 0, 1)]

@@ -52,7 +52,7 @@ def test_concurrent_first_lookups_share_one_image_table(
 ) -> None:
     put(store, [scene(n, [("man", []), ("hat", [])], [(0, "wearing", 1)]) for n in range(3)])
     held = HeldFirstTableRead(store)
-    lookup = RelatedLookup(held, settings=settings)  # type: ignore[arg-type]
+    lookup = RelatedLookup(held, settings=settings.related)  # type: ignore[arg-type]
     tables: dict[str, ImageTable] = {}
 
     def first() -> None:

@@ -57,7 +57,7 @@ def test_planted_relaxed_copies_are_never_distractors(
         scene(7, [("man", []), ("hat", ["blue"])], [(0, "wearing", 1)]),  # a distractor
     ]
     put(store, graphs)
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     g = Subgraph.from_key("man-(wearing)->hat[red]")
     result = full(lookup, g, 2)
     assert sorted(result.positives) == ["test:1", "test:4"]
@@ -95,13 +95,19 @@ def test_same_seed_same_result_different_seed_different_sample(
     synthetic_store: GraphStore, settings: Settings
 ) -> None:
     g = Subgraph.from_key("man")
-    one = RelatedLookup(synthetic_store, settings=settings).related(g, seed=1, per_signature=5)
-    again = RelatedLookup(synthetic_store, settings=settings).related(g, seed=1, per_signature=5)
-    other = RelatedLookup(synthetic_store, settings=settings).related(g, seed=2, per_signature=5)
+    one = RelatedLookup(synthetic_store, settings=settings.related).related(
+        g, seed=1, per_signature=5
+    )
+    again = RelatedLookup(synthetic_store, settings=settings.related).related(
+        g, seed=1, per_signature=5
+    )
+    other = RelatedLookup(synthetic_store, settings=settings.related).related(
+        g, seed=2, per_signature=5
+    )
     assert one == again
     assert one.by_signature() != other.by_signature()
     assert one.positives != other.positives
-    everything = full(RelatedLookup(synthetic_store, settings=settings), g, 2)
+    everything = full(RelatedLookup(synthetic_store, settings=settings.related), g, 2)
     per_sig = everything.by_signature()
     assert len(per_sig["object@0"]) > 50
     for sig, ids in one.by_signature().items():
@@ -124,13 +130,16 @@ def test_concurrent_lookups_return_what_sequential_ones_do(
 
     scenes = list(synthetic.generate(400, seed=11, split="val"))
     targets = [
-        g for sc in scenes[:12] for g in enumerate_subgraphs(sc, enumeration_options(settings))
+        g
+        for sc in scenes[:12]
+        for g in enumerate_subgraphs(sc, enumeration_options(settings.related))
     ]
     targets = targets[::7][:24]
     expected = {
-        g.key: RelatedLookup(synthetic_store, settings=settings).related(g, seed=5) for g in targets
+        g.key: RelatedLookup(synthetic_store, settings=settings.related).related(g, seed=5)
+        for g in targets
     }
-    shared = RelatedLookup(synthetic_store, settings=settings)
+    shared = RelatedLookup(synthetic_store, settings=settings.related)
     got: dict[str, object] = {}
     failures: list[BaseException] = []
 
@@ -155,7 +164,7 @@ def test_concurrent_lookups_return_what_sequential_ones_do(
 def test_pages_are_disjoint_and_cover_the_sequence(
     synthetic_store: GraphStore, settings: Settings
 ) -> None:
-    lookup = RelatedLookup(synthetic_store, settings=settings)
+    lookup = RelatedLookup(synthetic_store, settings=settings.related)
     g = Subgraph.from_key("man")
     pages: list[RelatedResult] = []
     offset: int | None = 0
@@ -184,7 +193,7 @@ def test_split_filter(store: GraphStore, settings: Settings) -> None:
             scene(3, [("woman", [])], split="train"),
         ],
     )
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     assert lookup.positives("man", split="train") == ["test:1"]
     assert sorted(lookup.positives("man")) == ["test:1", "test:2"]
     assert lookup.positives("man", split="nope") == []
@@ -201,7 +210,7 @@ def test_for_image_and_subgraphs_of_image(store: GraphStore, settings: Settings)
             scene(3, [("man", ["tall"]), ("hat", ["red"])], [(0, "wearing", 1)]),
         ],
     )
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     keys = [g.key for g in lookup.subgraphs_of_image("test:1")]
     assert "man[tall]-(wearing)->hat[red]" in keys
     assert "hat" in keys
@@ -238,7 +247,7 @@ def test_names_with_quotes_and_cypher_are_data(
     store: GraphStore, settings: Settings, g: Subgraph
 ) -> None:
     put(store, [scene(1, [("man", [])]), scene(2, [(g.objects[0].name, [])])])
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     result = lookup.related(g, per_signature=None, positives_limit=None)
     if len(g.objects) == 1 and g.objects[0].attribute is None:
         assert result.positives == ("test:2",)
@@ -250,7 +259,7 @@ def test_names_with_quotes_and_cypher_are_data(
 
 def test_bad_input_gets_clear_errors(store: GraphStore, settings: Settings) -> None:
     put(store, [scene(1, [("man", [])])])
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     with pytest.raises(SubgraphError, match="empty"):
         lookup.related("")
     with pytest.raises(SubgraphError, match="empty"):
@@ -280,17 +289,17 @@ def test_bad_input_gets_clear_errors(store: GraphStore, settings: Settings) -> N
 def test_missing_statistics_are_reported(store: GraphStore, settings: Settings) -> None:
     put(store, [scene(1, [("man", [])])], stats=False)
     with pytest.raises(StatsMissing, match="no name statistics"):
-        RelatedLookup(store, settings=settings).related("man")
+        RelatedLookup(store, settings=settings.related).related("man")
 
 
 def test_empty_store_gives_empty_results(store: GraphStore, settings: Settings) -> None:
-    result = RelatedLookup(store, settings=settings).related("man")
+    result = RelatedLookup(store, settings=settings.related).related("man")
     assert (result.positives, result.distractors, result.next_offset) == ((), (), None)
 
 
 def test_a_new_load_invalidates_cached_results(store: GraphStore, settings: Settings) -> None:
     put(store, [scene(1, [("man", [])])])
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     assert lookup.positives("man") == ["test:1"]
     put(store, [scene(2, [("man", [])])])
     assert sorted(lookup.positives("man")) == ["test:1", "test:2"]
@@ -457,11 +466,11 @@ def test_positives_after_a_direct_match_are_the_sampled_ones_and_cost_what_is_mi
     monkeypatch.setattr(search.Search, "_take_batches", take)
     directs = 0
     for seed in range(6):
-        expected = RelatedLookup(store, settings=sampling).related(
+        expected = RelatedLookup(store, settings=sampling.related).related(
             g, max_distance=0, positives_limit=1, seed=seed
         )
         taken.clear()
-        got = RelatedLookup(store, settings=late).related(
+        got = RelatedLookup(store, settings=late.related).related(
             g, max_distance=0, positives_limit=1, seed=seed
         )
         assert (got.positives, got.next_offset) == (expected.positives, expected.next_offset)
@@ -485,7 +494,7 @@ def test_candidate_pools_and_rules_follow_a_new_store_generation(
             scene(3, [("cat", []), ("bed", [])], [(0, "on", 1)]),
         ],
     )
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     g = Subgraph.from_key("dog[brown]-(on)->sofa")
     first = full(lookup, g, 1)
     assert first.positives == ("test:1",)

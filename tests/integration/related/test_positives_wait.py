@@ -46,7 +46,7 @@ def test_only_answers_without_distractors_change(
     scenes = list(synthetic.generate(150, seed=6, split="val"))
     put(store, scenes)
     small = settings.model_copy(update={"related_scan_budget": 24})
-    lookup = RelatedLookup(store, settings=small)
+    lookup = RelatedLookup(store, settings=small.related)
     subgraphs = [g for s in scenes[:10] for g in lookup.subgraphs_of_image(s.image_id)[::4]]
     with positive_candidates(monkeypatch) as plain_cost:
         plain = lookups(lookup, subgraphs, wait=False)
@@ -76,7 +76,9 @@ def test_the_two_answers_are_cached_apart(store: GraphStore, settings: Settings)
     cache's key holds the flag)."""
     scenes = list(synthetic.generate(150, seed=6, split="val"))
     put(store, scenes)
-    lookup = RelatedLookup(store, settings=settings.model_copy(update={"related_scan_budget": 24}))
+    lookup = RelatedLookup(
+        store, settings=settings.model_copy(update={"related_scan_budget": 24}).related
+    )
     args: dict[str, Any] = {
         "split": "val",
         "max_distance": 2,

@@ -18,12 +18,13 @@ import pytest
 from covr import models
 from covr.graph import GraphStore
 from covr.related.api import Distractor
+from covr.related.config import parse_thresholds
 from covr.related.filters import build_lookup, model_presence_filter
 from covr.related.lookup import RelatedError, RelatedLookup
 from covr.scene.enumerate import enumerate_subgraphs
 from covr.scene.model import SceneGraph
 from covr.scene.subgraph import Subgraph
-from covr.settings import Settings, parse_thresholds
+from covr.settings import Settings
 from covr_loaders import synthetic
 from tests.integration.related.helpers import full, put, scene
 
@@ -64,9 +65,9 @@ def test_batched_filter_gives_what_per_image_reads_gave(
     scenes = list(synthetic.generate(300, seed=11, split="val"))
     put(store, scenes)
     assert settings.related_presence
-    batched = build_lookup(store, settings, model=True)
-    per_image = build_lookup(store, settings, model=True)
-    presence = models.load_presence_model(settings=settings)
+    batched = build_lookup(store, settings.related, settings.models, model=True)
+    per_image = build_lookup(store, settings.related, settings.models, model=True)
+    presence = models.load_presence_model(settings=settings.models)
     thresholds = parse_thresholds(settings.related_presence_thresholds)
     old = model_presence_filter(presence, _per_image(per_image), thresholds)
     per_image.presence_filter = old
@@ -136,7 +137,7 @@ def test_one_read_per_chunk_and_cache_hits_read_nothing(
     scenes = list(synthetic.generate(40, seed=5, split="val"))
     put(store, scenes)
     small = settings.model_copy(update={"related_scene_batch": 3, "related_cache_scenes": 100})
-    lookup = RelatedLookup(store, settings=small)
+    lookup = RelatedLookup(store, settings=small.related)
     lookup.refresh()
     statements = _count_statements(store, monkeypatch)
     ids = [s.image_id for s in scenes[:7]]
@@ -156,7 +157,7 @@ def test_batched_statement_reads_what_the_single_image_one_reads(
 ) -> None:
     scenes = _odd_scenes() + list(synthetic.generate(120, seed=2, split="val"))
     put(store, scenes)
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     lookup.refresh()
     ids = [s.image_id for s in scenes]
     batched = lookup.scene_graphs(ids)
@@ -178,7 +179,7 @@ def test_presence_views_hold_what_the_features_read_and_never_pass_for_scene_gra
     scenes = _odd_scenes() + list(synthetic.generate(30, seed=6, split="val"))
     put(store, scenes)
     small = settings.model_copy(update={"related_scene_batch": 4})
-    lookup = RelatedLookup(store, settings=small)
+    lookup = RelatedLookup(store, settings=small.related)
     lookup.refresh()
     statements = _count_statements(store, monkeypatch)
     ids = [s.image_id for s in scenes]
@@ -214,7 +215,9 @@ def _woman_and_man_holding_phones(
             scene(3, [("man", []), ("phone", [])], [(0, "holding", 1)]),
         ],
     )
-    return Subgraph.from_key("woman-(holding)->phone"), build_lookup(store, settings, model=True)
+    return Subgraph.from_key("woman-(holding)->phone"), build_lookup(
+        store, settings.related, settings.models, model=True
+    )
 
 
 def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings) -> None:
@@ -233,7 +236,7 @@ def test_presence_views_follow_a_reimport(store: GraphStore, settings: Settings)
 
 
 def test_bad_image_ids_are_refused(store: GraphStore, settings: Settings) -> None:
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     with pytest.raises(RelatedError) as err:
         lookup.scene_graphs("test:1")
     assert err.value.field == "image_ids"
@@ -274,7 +277,7 @@ def test_cache_is_safe_under_concurrent_readers(store: GraphStore, settings: Set
     scenes = list(synthetic.generate(60, seed=9, split="val"))
     put(store, scenes)
     tiny = settings.model_copy(update={"related_cache_scenes": 8, "related_scene_batch": 5})
-    lookup = RelatedLookup(store, settings=tiny)
+    lookup = RelatedLookup(store, settings=tiny.related)
     lookup.refresh()
     expected = {s.image_id: s for s in scenes}
     errors: list[BaseException] = []
@@ -303,9 +306,9 @@ def test_batched_exclusivity_decisions_equal_per_pair_ones(
     from covr.graph import name_stats
 
     put(store, list(synthetic.generate(200, seed=4, split="val")))
-    model = models.load_exclusivity_model(settings=settings)
+    model = models.load_exclusivity_model(settings=settings.models)
     plain = settings.model_copy(update={"related_presence": False})
-    lookup = build_lookup(store, plain, model=True)
+    lookup = build_lookup(store, plain.related, plain.models, model=True)
     checked = 0
     for kind in ("object", "attribute", "relation"):
         vocab = sorted(name_stats.vocabulary(store, kind))

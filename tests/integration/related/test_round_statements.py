@@ -115,7 +115,7 @@ def answers(
 ) -> list[tuple[Any, ...]]:
     """Each subject's warm lookup (ED <= 2, 3 per signature; primed with another seed), counted
     in ``sent`` when given; no store-generation query in the counted pass."""
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     lookup.warm()
     for g in subjects:
         lookup.related(g, per_signature=3, positives_limit=3, seed=1)

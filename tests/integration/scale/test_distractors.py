@@ -37,7 +37,7 @@ def test_rows_are_lookup_answers_in_input_order(
     scenes = list(synthetic.generate(40, seed=3, split="val"))
     put(store, scenes)
     by_id = {s.image_id: s for s in scenes}
-    lookup = RelatedLookup(store, settings=settings)
+    lookup = RelatedLookup(store, settings=settings.related)
     plain = [s.image_id for s in scenes[2:10]]
     first, second = scenes[0].image_id, scenes[1].image_id
     named = [g.key for g in lookup.subgraphs_of_image(second)][-2:]

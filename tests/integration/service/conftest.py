@@ -34,7 +34,7 @@ def server(backend: str, request: pytest.FixtureRequest) -> Iterator[TestServer]
     settings: Settings = request.getfixturevalue("settings")
     store.clear()
     store.apply_schema()
-    load_bundled_samples(store, settings)
+    load_bundled_samples(store, settings.load)
     with running_server(store=store) as running:
         yield running
 

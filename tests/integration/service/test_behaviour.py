@@ -519,7 +519,7 @@ def test_store_down_is_unavailable_and_not_serving(tmp_path: Path) -> None:
         settings = Settings(  # type: ignore[call-arg]
             _env_file=None, data_dir=tmp_path, graph_uri=f"falkor://127.0.0.1:{port}"
         )
-        store = open_store(settings)
+        store = open_store(settings.graph)
         store.apply_schema()
         with running_server(store=store) as own, own.client(retry=NO_RETRY, timeout=10) as client:
             assert client.statistics().totals.images == 0

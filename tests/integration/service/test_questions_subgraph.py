@@ -104,15 +104,18 @@ def test_subgraph_questions_equal_the_engine_on_the_same_store(
     from covr.related.store_provider import StoreRelated
 
     settings = server.service.settings
-    lookup = build_lookup(server.store, settings)
+    lookup = build_lookup(server.store, settings.related, settings.models)
     provider = StoreRelated(lookup)
     key = KEYS[0]
     g = DomainSubgraph.from_key(key)
-    positives = lookup.positives(g, split="val", limit=settings.questions_positives + 1, seed=11)
+    limit = settings.questions.questions_positives + 1
+    positives = lookup.positives(g, split="val", limit=limit, seed=11)
     source = choose_source_image(positives, g, 11)
     expected = generate_for_subgraph(
         provider,
-        GenerationOptions.from_settings(settings, split="val", seed=11, templates=()),
+        GenerationOptions.from_settings(
+            settings.questions, settings.related, split="val", seed=11, templates=()
+        ),
         g,
         source,
     )
@@ -311,7 +314,7 @@ def test_examples_travel_in_batches_of_the_page_size(
 ) -> None:
     """One message per example cost about 0.16 ms each in gRPC Python (40 ms for one image's
     examples): the stream carries batches of at most ``COVR_SERVICE_PAGE_SIZE`` examples."""
-    page = server.service.settings.service_page_size
+    page = server.service.settings.service.service_page_size
     sources: list[dict[str, Any]] = [
         {"image_id": "gqa:2370799"},
         {"subgraph": scene_pb2.SubgraphRef(key=KEYS[0])},

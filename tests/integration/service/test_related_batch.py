@@ -51,7 +51,7 @@ def test_batch_equals_the_distractors_command(
 ) -> None:
     """The same rows, byte for byte, as ``covr distractors`` writes for the same images and
     seed (its run function over the server's own store)."""
-    settings = server.service.settings
+    settings = server.settings
     options = RelatedOptions(
         max_distance=2,
         per_signature=settings.related_per_signature,
@@ -60,7 +60,7 @@ def test_batch_equals_the_distractors_command(
         seed=11,
     )
     out = tmp_path / "d.jsonl"
-    batch = Batch(settings, tuple(Request(i) for i in image_ids), options, out, None, 3)
+    batch = Batch(settings.tasks, tuple(Request(i) for i in image_ids), options, out, None, 3)
     run(batch, lambda text: None, server.store)
     expected = out.read_text().splitlines()
     results = list(

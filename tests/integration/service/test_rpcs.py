@@ -13,6 +13,7 @@ from covr.graph.report import store_stats
 from covr.scene.enumerate import EnumerationOptions, enumerate_subgraphs
 from covr.scene.model import SceneGraph as DomainSceneGraph
 from covr.service.convert import scene_graph_to_proto
+from covr.settings import get_settings
 from covr_client import (
     Box,
     Client,
@@ -216,7 +217,7 @@ def test_options_only_first(stub: service_pb2_grpc.CovrServiceStub) -> None:
 def test_import_equals_the_batch_loaders(server: TestServer) -> None:
     """The same scene graphs through the RPC into an empty store and through `covr load` into
     the shared one read back identically (same validation, same writer)."""
-    jobs = sample_jobs(server.service.settings)
+    jobs = sample_jobs(server.service.settings.load)
     domain = [
         record
         for job in jobs
@@ -291,7 +292,9 @@ def test_related_images_equal_the_library_on_the_same_store(
 ) -> None:
     from covr.related.filters import RelatedLookups
 
-    lookups = RelatedLookups(server.store, server.service.settings)
+    lookups = RelatedLookups(
+        server.store, server.service.settings.related, server.service.settings.models
+    )
     subgraphs = client.list_subgraphs("gqa:2370799", max_subgraphs=30)
     # (library lookup, presence on?, SDK flags): the configured default (ONNX exclusivity and
     # presence filter), the same without the presence filter, and the word lists.
@@ -406,10 +409,12 @@ def test_generated_questions_equal_the_engine_on_the_same_store(
     from covr.related.store_provider import StoreRelated
 
     settings = server.service.settings
-    provider = StoreRelated(build_lookup(server.store, settings))
+    provider = StoreRelated(build_lookup(server.store, settings.related, settings.models))
     produced = 0
     for image_id in ("gqa:2370799", "gqa:2354786"):
-        options = GenerationOptions.from_settings(settings, split="val", seed=5, templates=())
+        options = GenerationOptions.from_settings(
+            settings.questions, settings.related, split="val", seed=5, templates=()
+        )
         check_images(provider, options, [image_id])
         expected = generate_for_image(provider, options, image_id)
         got = list(client.generate_questions(image_id=image_id, seed=5, count=1000))
@@ -468,7 +473,7 @@ def test_exclusivity_scores_equal_the_model(client: Client) -> None:
         ("relmod", "using", "with"),
     ]
     got = client.score_exclusivity(pairs, timeout=180)
-    model = load_exclusivity_model()
+    model = load_exclusivity_model(settings=get_settings().models)
     expected = model.m_batch(pairs)
     assert [s.score for s in got] == pytest.approx(expected, abs=1e-6)
     assert [(s.node_type, s.x, s.x_prime) for s in got] == pairs
@@ -491,7 +496,7 @@ def test_presence_scores_equal_the_model(server: TestServer, client: Client) -> 
         PresenceQuery("man-(wearing)->hat", "vg:1", tuple(float(i) / 32 for i in range(32)))
     ]
     got = client.score_presence(queries, timeout=180)
-    model = load_presence_model()
+    model = load_presence_model(settings=get_settings().models)
     items: list[tuple[Any, Any, Any]] = []
     for q in queries:
         scene = get_scene_graph(server.store, q.image_id)
@@ -527,8 +532,11 @@ def test_model_info(client: Client) -> None:
 
     infos = {m.kind: m for m in client.model_info(timeout=60)}
     assert set(infos) == {"exclusivity", "presence"}
-    assert infos["exclusivity"].version == load_exclusivity_model().version
-    assert infos["presence"].version == load_presence_model().version
+    assert (
+        infos["exclusivity"].version
+        == load_exclusivity_model(settings=get_settings().models).version
+    )
+    assert infos["presence"].version == load_presence_model(settings=get_settings().models).version
     for info in infos.values():
         assert info.sha256 == hashlib.sha256(Path(info.path).read_bytes()).hexdigest()
         assert info.metadata["model_name"] == info.name

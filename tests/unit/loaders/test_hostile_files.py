@@ -226,7 +226,7 @@ def test_hostile_gqa_records_become_problems(tmp_path: Path) -> None:
     records["digits"] = digits
     path = tmp_path / "val_sceneGraphs.json"
     path.write_text(json.dumps(records)[:-1] + ', "surrogate": ' + _surrogate_record() + "}")
-    summary = validate_only(gqa_job([path], "val", Settings(_env_file=None)))  # type: ignore[call-arg]
+    summary = validate_only(gqa_job([path], "val", Settings(_env_file=None).load))  # type: ignore[call-arg]
     assert summary.images == 1
     found = {(p.record[:12], p.field.split("[")[0]) for p in summary.problems}
     assert found == {

@@ -53,10 +53,10 @@ def _settings(data_dir: Path) -> Settings:
 
 
 JOBS: dict[str, Callable[[Path, Settings], LoadJob]] = {
-    "gqa": lambda p, s: gqa_job([p], "val", s),
-    "vg": lambda p, s: vg_job([p], "val", s),
+    "gqa": lambda p, s: gqa_job([p], "val", s.load),
+    "vg": lambda p, s: vg_job([p], "val", s.load),
     "imsitu": lambda p, s: imsitu_job(
-        [p], "val", s, space=SAMPLES / "imsitu" / "imsitu_space.json"
+        [p], "val", s.load, space=SAMPLES / "imsitu" / "imsitu_space.json"
     ),
 }
 

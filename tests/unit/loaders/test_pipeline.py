@@ -70,7 +70,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def test_samples_validate_cleanly(tmp_path: Path) -> None:
-    for job in sample_jobs(settings(tmp_path)):
+    for job in sample_jobs(settings(tmp_path).load):
         summary = validate_only(job)
         assert summary.skipped == 0, job.source
         assert summary.images > 0, job.source
@@ -78,7 +78,7 @@ def test_samples_validate_cleanly(tmp_path: Path) -> None:
 
 def test_duplicates_across_files_are_skipped(tmp_path: Path) -> None:
     sample = SAMPLES / "gqa" / "val_sceneGraphs.json"
-    job = gqa_job([sample, sample], "val", settings(tmp_path))
+    job = gqa_job([sample, sample], "val", settings(tmp_path).load)
     summary = validate_only(job)
     assert summary.images == 8
     assert summary.skipped == 8
@@ -87,7 +87,7 @@ def test_duplicates_across_files_are_skipped(tmp_path: Path) -> None:
 
 
 def test_limit(tmp_path: Path) -> None:
-    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json"], "val", settings(tmp_path))
+    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json"], "val", settings(tmp_path).load)
     assert validate_only(job, limit=3).images == 3
 
 
@@ -101,7 +101,7 @@ def bad_file(tmp_path: Path) -> Path:
 
 def test_strict_writes_nothing(tmp_path: Path) -> None:
     store = RecordingStore()
-    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path).load)
     with pytest.raises(LoadFailed) as err:
         run_load(store, job, data_dir=tmp_path, batch_images=2, strict=True)
     assert store.writes == []
@@ -110,7 +110,7 @@ def test_strict_writes_nothing(tmp_path: Path) -> None:
 
 def test_non_strict_writes_valid_batches_and_checkpoints(tmp_path: Path) -> None:
     store = RecordingStore()
-    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path).load)
     summary = run_load(store, job, data_dir=tmp_path, batch_images=3)
     assert summary.images == 7
     assert summary.skipped == 1
@@ -156,11 +156,11 @@ def test_synthetic_files_load_with_the_real_readers(tmp_path: Path, fmt: str) ->
     files = synthetic.write(fmt, tmp_path / fmt / "train.json", images=40, seed=2)
     s = settings(tmp_path)
     if fmt == "gqa":
-        job = gqa_job(files, "train", s)
+        job = gqa_job(files, "train", s.load)
     elif fmt == "vg":
-        job = vg_job(files, "train", s)
+        job = vg_job(files, "train", s.load)
     else:
-        job = imsitu_job(files[:1], "train", s, space=files[1], templates=files[2])
+        job = imsitu_job(files[:1], "train", s.load, space=files[1], templates=files[2])
     summary = validate_only(job)
     assert summary.images == 40
     assert summary.skipped == 0
@@ -210,7 +210,7 @@ def test_reading_in_a_child_process_gives_the_same_result(
 ) -> None:
     from covr_loaders import writer
 
-    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path))
+    job = gqa_job([bad_file(tmp_path)], "val", settings(tmp_path).load)
     inline = run_load(RecordingStore(), job, data_dir=tmp_path, batch_images=3, parallel=False)
     monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)
     store = RecordingStore()
@@ -229,7 +229,7 @@ def test_a_failing_reader_process_is_reported(
 
     path = tmp_path / "val_sceneGraphs.json"
     path.write_text((SAMPLES / "gqa" / "val_sceneGraphs.json").read_text())
-    job = gqa_job([path], "val", settings(tmp_path))
+    job = gqa_job([path], "val", settings(tmp_path).load)
     path.write_text("")  # emptied after the up-front check: the reader fails in the child
     monkeypatch.setattr(writer, "PARALLEL_MIN_BYTES", 0)
     store = RecordingStore()
@@ -304,7 +304,7 @@ def test_duplicate_image_id_in_a_second_file_names_both_files(tmp_path: Path) ->
     first_id = next(iter(sample))
     other = tmp_path / "train_sceneGraphs.json"
     other.write_text(json.dumps({first_id: sample[first_id], "new-1": sample[first_id]}))
-    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json", other], "val", settings(tmp_path))
+    job = gqa_job([SAMPLES / "gqa" / "val_sceneGraphs.json", other], "val", settings(tmp_path).load)
     summary = validate_only(job)
     assert summary.images == len(sample) + 1  # "new-1" is loaded, the repeated id is not
     (problem,) = summary.problems
@@ -325,7 +325,7 @@ def test_batches_grow_with_the_graph_up_to_the_setting(tmp_path: Path) -> None:
     with path.open("w") as handle:
         json.dump(dict(gqa.to_record(g) for g in synthetic.generate(1700, seed=2)), handle)
     store = RecordingStore()
-    job = gqa_job([path], "train", settings(tmp_path))
+    job = gqa_job([path], "train", settings(tmp_path).load)
     summary = run_load(store, job, data_dir=tmp_path, batch_images=5000, parallel=False)
     assert summary.batches_written == 3  # 500 + 500 + 700 (of 1,000)
     assert summary.images_written == 1700

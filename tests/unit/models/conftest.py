@@ -25,7 +25,7 @@ def model_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="session")
 def wordnet(model_settings: Settings) -> Any:
-    return open_configured_wordnet(model_settings)
+    return open_configured_wordnet(model_settings.models)
 
 
 @pytest.fixture(scope="session")

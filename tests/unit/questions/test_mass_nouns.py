@@ -53,7 +53,7 @@ def test_shipped_list_is_what_the_command_regenerates(tmp_path: Any) -> None:
     covr.questions.mass_nouns), so nobody edits it by hand."""
     from covr.models import open_configured_wordnet
 
-    wordnet = open_configured_wordnet(Settings(data_dir=tmp_path))
+    wordnet = open_configured_wordnet(Settings(data_dir=tmp_path).models)
     words = build(wordnet, dataset_vocabulary())
     assert frozenset(words) == mass_nouns()
     shipped = Path(__file__).parents[3] / "server/covr/questions/resources/mass_nouns.json"

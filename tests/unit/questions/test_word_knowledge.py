@@ -318,7 +318,7 @@ def test_shipped_files_are_what_the_command_regenerates(tmp_path: Path) -> None:
         pytest.skip(f"the real GQA/VG samples are not in {wk_build.default_real_dir()}")
     from covr.models import open_configured_wordnet
 
-    wordnet = open_configured_wordnet(Settings(data_dir=tmp_path))
+    wordnet = open_configured_wordnet(Settings(data_dir=tmp_path).models)
     shipped = Path(__file__).parents[3] / "server/covr/questions/resources"
     for name, text in wk_build.build_all(wordnet, wk_build.default_real_dir()).items():
         assert text == (shipped / name).read_text(encoding="utf-8"), name

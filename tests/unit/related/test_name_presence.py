@@ -9,6 +9,7 @@ from covr.related.api import NamePresence
 from covr.related.filters import model_name_presence
 from covr.scene.model import Box, Object, SceneGraph
 from covr.scene.subgraph import Subgraph
+from covr.settings import get_settings
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +25,7 @@ def _scene(*names: str) -> SceneGraph:
 
 @pytest.fixture(scope="module")
 def judge_rule_only() -> NamePresence:
-    return model_name_presence(load_presence_model(), threshold=1.0)
+    return model_name_presence(load_presence_model(settings=get_settings().models), threshold=1.0)
 
 
 def test_a_body_part_beside_a_person_or_an_animal_is_present(judge_rule_only: NamePresence) -> None:
@@ -35,7 +36,7 @@ def test_a_body_part_beside_a_person_or_an_animal_is_present(judge_rule_only: Na
 
 
 def test_the_threshold_decides_the_other_names() -> None:
-    model = load_presence_model()
+    model = load_presence_model(settings=get_settings().models)
     scene = _scene("man", "shirt", "pants", "street", "car")
     score = model.score(Subgraph.single("shoe"), scene)
     assert 0 < score < 1
@@ -69,5 +70,5 @@ def test_a_body_part_is_judged_per_owner(judge_rule_only: NamePresence) -> None:
     assert judge_rule_only("tail", third)
     assert judge_rule_only("tails", third)
     # a name the graph has is not given to the model (it would score it present)
-    model = load_presence_model()
+    model = load_presence_model(settings=get_settings().models)
     assert not model_name_presence(model, threshold=0.0)("shirt", _scene("man", "shirt"))

@@ -59,10 +59,10 @@ def test_defaults_resolve_from_the_settings() -> None:
     assert request.per_signature is DEFAULT
     with pytest.raises(RelatedError):
         _ = request.per_signature_cap
-    resolved = request.resolved(settings)
+    resolved = request.resolved(settings.related)
     assert (resolved.per_signature_cap, resolved.positives_cap) == (4, 7)
     assert resolved == RelatedRequest(KEY, per_signature=4, positives_limit=7)
-    assert resolved.resolved(settings) is resolved
+    assert resolved.resolved(settings.related) is resolved
 
 
 def test_a_page_token_binds_everything_but_the_page() -> None:

@@ -55,13 +55,13 @@ def test_the_source_is_limited_too() -> None:
 def test_the_split_limit_comes_from_the_settings() -> None:
     """``COVR_LIMIT_SPLIT_CHARS``: the split limit was fixed at 64 whatever the settings said."""
     settings = Settings(_env_file=None, limit_split_chars=8)  # type: ignore[call-arg]
-    limits = SceneLimits.from_settings(settings)
+    limits = settings.limits
     assert limits.split_chars == 8
     assert limits.violation(_graph(split="validation")) == (
         "split",
         "is 10 characters long; the limit is 8",
     )
-    assert SceneLimits.from_settings(Settings(_env_file=None)).split_chars == 64  # type: ignore[call-arg]
+    assert Settings(_env_file=None).limits.split_chars == 64  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_the_rpc_uses_the_configured_id_limit() -> None:
     """The RPC had its own id check (256, hardcoded) beside the shared one: a lower
     ``COVR_LIMIT_ID_CHARS`` was not applied before the import stream's second check."""
     settings = Settings(_env_file=None, limit_id_chars=32)  # type: ignore[call-arg]
-    limits = SceneLimits.from_settings(settings)
+    limits = settings.limits
     with pytest.raises(InvalidArgument) as err:
         convert.scene_graph_from_proto(_message(original_id="i" * 40), "scene_graphs[0]", limits)
     violation = err.value.violations[0]

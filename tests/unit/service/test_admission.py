@@ -68,7 +68,7 @@ def test_default_slots_per_core_and_explicit_values() -> None:
     assert default_slots(3, 1) == 3
     assert default_slots(0, 2) >= 2
     assert default_slots(0, 2) % 2 == 0
-    limits = for_settings(Settings(_env_file=None, service_max_generations=1))  # type: ignore[call-arg]
+    limits = for_settings(Settings(_env_file=None, service_max_generations=1).service)  # type: ignore[call-arg]
     assert limits.limits()["GenerateQuestions"] == 1
     assert limits.limits()["FindRelatedImages"] >= 2
 

@@ -40,24 +40,24 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
 
 def test_an_open_bind_without_a_token_is_refused() -> None:
     with pytest.raises(ServiceConfigError) as refused:
-        check_exposure(settings(service_host="0.0.0.0"))
+        check_exposure(settings(service_host="0.0.0.0").service)
     assert refused.value.field == "COVR_SERVICE_HOST"
     assert "COVR_SERVICE_TOKEN is not set" in refused.value.message
-    check_exposure(settings(service_host="127.0.0.1"))  # loopback needs nothing
+    check_exposure(settings(service_host="127.0.0.1").service)  # loopback needs nothing
 
 
 def test_insecure_or_a_token_allows_it_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="covr.service"):
-        check_exposure(settings(service_host="0.0.0.0"), insecure=True)
-        check_exposure(settings(service_host="0.0.0.0", service_insecure=True))
-        check_exposure(settings(service_host="0.0.0.0", service_token="t"))
+        check_exposure(settings(service_host="0.0.0.0").service, insecure=True)
+        check_exposure(settings(service_host="0.0.0.0", service_insecure=True).service)
+        check_exposure(settings(service_host="0.0.0.0", service_token="t").service)
     messages = [r.getMessage() for r in caplog.records]
     assert sum("INSECURE" in m for m in messages) == 2
     assert any("without TLS" in m for m in messages)
 
 
 def test_tls_files_are_checked_and_named(tmp_path: Path) -> None:
-    assert tls_files(settings()) is None
+    assert tls_files(settings().service) is None
     cert = tmp_path / "server.crt"
     cert.write_text("-----BEGIN CERTIFICATE-----\n")
     cases = [
@@ -81,7 +81,7 @@ def test_tls_files_are_checked_and_named(tmp_path: Path) -> None:
     )
     for values, variable, message in cases:
         with pytest.raises(ServiceConfigError) as bad:
-            tls_files(settings(**values))
+            tls_files(settings(**values).service)
         assert bad.value.field == variable
         assert message in bad.value.message
 
@@ -108,19 +108,19 @@ def test_metrics_follow_the_same_rule_naming_their_settings(
     ]
     for values, variable, words in cases:
         with pytest.raises(ServiceConfigError) as refused:
-            check_exposure(settings(**on, **values))
+            check_exposure(settings(**on, **values).service)
         assert refused.value.field == variable
         assert words in refused.value.message
     # off, loopback, authenticated or --insecure: served (the last two warned)
-    check_exposure(settings(service_metrics_host="0.0.0.0"))
-    check_exposure(settings(**on))
+    check_exposure(settings(service_metrics_host="0.0.0.0").service)
+    check_exposure(settings(**on).service)
     with caplog.at_level(logging.WARNING, logger="covr.service"):
         check_exposure(
             settings(
                 **on, service_metrics_host="0.0.0.0", service_metrics_auth=True, service_token="t"
-            )
+            ).service
         )
-        check_exposure(settings(**on, service_metrics_host="0.0.0.0"), insecure=True)
+        check_exposure(settings(**on, service_metrics_host="0.0.0.0").service, insecure=True)
     messages = [r.getMessage() for r in caplog.records]
     assert any("/metrics on 0.0.0.0 with a token but without TLS" in m for m in messages)
     assert any(m.startswith("INSECURE: /metrics on 0.0.0.0") for m in messages)

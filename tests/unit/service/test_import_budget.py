@@ -99,7 +99,7 @@ def test_a_message_over_the_record_budget_is_a_problem_naming_the_setting() -> N
     received = imports.StreamBytes()
     small, big = _request(1, 2), _request(2, 200)
     assert small.ByteSize() < 1024 < big.ByteSize()
-    _, items = imports.split_options([small, big], settings, received)
+    _, items = imports.split_options([small, big], settings.service, settings.limits, received)
     (first, first_size), (second, second_size) = list(items)
     assert isinstance(first, SceneGraph)
     assert first_size == small.ByteSize()
@@ -115,7 +115,7 @@ def test_budgets_are_settings_with_documented_defaults() -> None:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.service_import_max_record_bytes == 8 << 20
     assert settings.service_import_max_bytes == 64 << 20
-    assert imports.limits(settings).max_bytes == 64 << 20
+    assert imports.limits(settings.service, settings.load).max_bytes == 64 << 20
     # a 64 MiB record took the loader to 1.83 GB (issue 40): records are read up to 16 MiB
     assert settings.load_max_record_bytes == DEFAULT_MAX_RECORD_BYTES == 16 << 20
 

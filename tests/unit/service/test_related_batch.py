@@ -103,7 +103,11 @@ def test_requests_are_built_lazily_with_the_options() -> None:
 
 
 def test_an_item_takes_the_server_defaults() -> None:
-    item = parse_item(server_pb2.FindRelatedImagesBatchRequest(image_id="gqa:1"), SETTINGS)
+    item = parse_item(
+        server_pb2.FindRelatedImagesBatchRequest(image_id="gqa:1"),
+        SETTINGS.service,
+        SETTINGS.related,
+    )
     assert item.keys is None
     assert item.presence
     assert not item.plain
@@ -125,7 +129,7 @@ def test_every_bad_field_of_an_item_is_named() -> None:
         max_subgraphs=10**6,
     )
     with pytest.raises(InvalidArgument) as caught:
-        parse_item(request, SETTINGS)
+        parse_item(request, SETTINGS.service, SETTINGS.related)
     fields = [v.field for v in caught.value.violations]
     assert fields == [
         "image_id",

@@ -532,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     """Regenerate the word-knowledge files under ``resources/`` (``--real DIR``: the folder with
     the real samples, default ``../shared/data/real``; ``--out DIR``: write elsewhere)."""
     from covr.models import open_configured_wordnet
+    from covr.settings import get_settings  # a command: it reads the settings (the models')
 
     args = list(sys.argv[1:] if argv is None else argv)
     real = default_real_dir()
@@ -548,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (real / "gqa" / "train_sceneGraphs.first100.json").is_file():
         print(f"the real samples are not in {real} (give --real DIR)", file=sys.stderr)
         return 2
-    files = build_all(open_configured_wordnet(), real)
+    files = build_all(open_configured_wordnet(get_settings().models), real)
     for name, text in files.items():
         out.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text, encoding="utf-8")
