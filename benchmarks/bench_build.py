@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from benchmarks.harness import (
     write_json,
 )
 
-DEFAULT_WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "covr-bench-build"
+DEFAULT_WORK = Path(tempfile.gettempdir()) / "covr-bench-build"
 RESULT = REPO / "benchmarks/results/build.json"
 
 
